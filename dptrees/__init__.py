@@ -1,0 +1,21 @@
+"""dptrees: differentially private trees, forests, boosting and federated ensembles.
+
+Every estimator trains on sensitive data with a proven differential-privacy guarantee for
+add/remove-one neighbouring datasets; public inputs (feature bounds, target bounds, class
+lists, hyper-parameters) are never read from the data unless a ``PrivacyLeakWarning`` says so.
+"""
+
+try:
+    from dptrees._core import _rng as _compiled_core  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on how the package was obtained
+    raise ImportError(
+        "dptrees' compiled core could not be imported. If you are running from the source "
+        "tree, install the package first (`pip install .`) and run from another directory "
+        "(or with `python -P`), so that the installed, built package is imported."
+    ) from exc
+
+from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "__version__"]

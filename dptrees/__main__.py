@@ -1,0 +1,4 @@
+from dptrees._demo import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
