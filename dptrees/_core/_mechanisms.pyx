@@ -137,7 +137,7 @@ def grid_gaussian(generator, const double[::1] x, double grid, uint64_t sigma2,
             if not fabs(units) < _MAX_GRID_UNITS:
                 bad = i
                 break
-            out[i] = grid * (units + <double>discrete_gaussian(bg, sigma2))
+            out[i] = grid * (units + <double>discrete_gaussian(bg, sigma2, 1))
     return bad
 
 

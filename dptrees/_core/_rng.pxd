@@ -19,6 +19,6 @@ cdef bint bernoulli_frac(bitgen_t* bg, uint64_t num, uint64_t den) noexcept nogi
 cdef bint bernoulli_exp_neg(bitgen_t* bg, uint64_t num, uint64_t den) noexcept nogil
 cdef bint bernoulli_exp_neg_u128(bitgen_t* bg, u128 num, u128 den) noexcept nogil
 cdef int64_t discrete_laplace(bitgen_t* bg, uint64_t t, uint64_t s) noexcept nogil
-cdef int64_t discrete_gaussian(bitgen_t* bg, uint64_t sigma2) noexcept nogil
+cdef int64_t discrete_gaussian(bitgen_t* bg, uint64_t n, uint64_t d) noexcept nogil
 
 cdef bitgen_t* bitgen_of(object generator) except NULL

@@ -155,28 +155,30 @@ cdef inline uint64_t _isqrt(uint64_t n) noexcept nogil:
     return x
 
 
-cdef int64_t discrete_gaussian(bitgen_t* bg, uint64_t sigma2) noexcept nogil:
-    """Discrete Gaussian with variance parameter ``sigma2`` (an integer in [1, 2**52]).
+cdef int64_t discrete_gaussian(bitgen_t* bg, uint64_t n, uint64_t d) noexcept nogil:
+    """Discrete Gaussian with variance parameter ``sigma2 = n / d``.
 
     ``P[X = x]`` proportional to ``exp(-x**2 / (2 sigma2))``. CKS algorithm 3: propose from a
     discrete Laplace of scale ``t = floor(sqrt(sigma2)) + 1``, accept with probability
-    ``exp(-(|y| - sigma2/t)**2 / (2 sigma2)) = exp(-(|y| t - sigma2)**2 / (2 sigma2 t**2))``,
-    evaluated exactly in 128-bit integers. A proposal beyond ``2**63 / t`` is rejected
-    outright; its acceptance probability is below ``exp(-2**18)``.
+    ``exp(-(|y| - sigma2/t)**2 / (2 sigma2)) = exp(-(|y| t d - n)**2 / (2 n d t**2))``,
+    evaluated exactly in 128-bit integers. The caller keeps ``1 <= n <= 2**53`` and
+    ``1 <= d <= 2**32``; then ``2 n d t**2 < 2**127``, and a proposal with ``|y| t d >= 2**63``
+    (which is rejected outright) lies beyond ``2**10`` standard deviations, where the
+    acceptance probability is below ``exp(-2**18)``.
     """
-    cdef uint64_t t = _isqrt(sigma2) + 1
+    cdef uint64_t t = _isqrt(n // d) + 1
+    cdef uint64_t td = t * d
     cdef int64_t y
     cdef uint64_t ay, a
     cdef u128 num, den
-    # den = 2 sigma2 t^2 < 2**106 for sigma2 <= 2**52.
-    mul128_64(mul64(sigma2, t), 2 * t, &den)
+    mul128_64(mul64(n, td), 2 * t, &den)
     while True:
         y = discrete_laplace(bg, t, 1)
         ay = <uint64_t>(-y if y < 0 else y)
-        if ay > (<uint64_t>INT64_MAX) // t:
+        if ay > (<uint64_t>INT64_MAX) // td:
             continue
-        a = ay * t
-        a = a - sigma2 if a >= sigma2 else sigma2 - a
+        a = ay * td
+        a = a - n if a >= n else n - a
         num = mul64(a, a)
         if bernoulli_exp_neg_u128(bg, num, den):
             return y
@@ -218,12 +220,12 @@ def discrete_laplace_array(generator, uint64_t t, uint64_t s, int64_t[::1] out):
             out[i] = discrete_laplace(bg, t, s)
 
 
-def discrete_gaussian_array(generator, uint64_t sigma2, int64_t[::1] out):
-    """Fill ``out`` with discrete Gaussian draws of integer variance parameter ``sigma2``."""
+def discrete_gaussian_array(generator, uint64_t n, uint64_t d, int64_t[::1] out):
+    """Fill ``out`` with discrete Gaussian draws of variance parameter ``n / d``."""
     cdef bitgen_t* bg = bitgen_of(generator)
     cdef Py_ssize_t i
-    if sigma2 < 1 or sigma2 > (<uint64_t>1) << 52:
-        raise ValueError("sigma2 must be an integer in [1, 2**52]")
+    if n < 1 or n > (<uint64_t>1) << 53 or d < 1 or d > (<uint64_t>1) << 32:
+        raise ValueError("need 1 <= n <= 2**53 and 1 <= d <= 2**32")
     with generator.bit_generator.lock, nogil:
         for i in range(out.shape[0]):
-            out[i] = discrete_gaussian(bg, sigma2)
+            out[i] = discrete_gaussian(bg, n, d)
