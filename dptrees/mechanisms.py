@@ -29,6 +29,7 @@ tests and research.
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
@@ -110,9 +111,22 @@ def _exact_ratio(value, name, round_up):
     return int(t), int(s)
 
 
-def _laplace_ratio(scale):
-    """Exact ``(t, s)`` with ``t / s >= scale`` for the discrete Laplace sampler."""
-    return _exact_ratio(scale * _ROUND_UP, "noise scale", round_up=True)
+def _laplace_ratio(sensitivity, epsilon):
+    """Integers ``(t, s)`` with ``t / s >= sensitivity / epsilon``, for the Laplace sampler.
+
+    The quotient is taken exactly (floats are dyadic rationals); when it does not fit the
+    sampler's 64-bit arithmetic it is rounded *up*, to about 40 significant bits, so the
+    noise is never smaller than the privacy proof needs.
+    """
+    scale = Fraction(sensitivity) / Fraction(epsilon)
+    t, s = scale.numerator, scale.denominator
+    if t > _MAX_T or s > _MAX_S:
+        shift = 40 - math.floor(math.log2(scale))
+        s = 2**shift if shift > 0 else 1
+        t = math.ceil(scale * s)
+    if t > _MAX_T or s > _MAX_S:
+        raise ValueError(f"the noise scale {float(scale)!r} is outside the sampler's range")
+    return t, s
 
 
 def _discrete_laplace_noise(ratio, n, rng):
@@ -220,25 +234,24 @@ def _as_float_array(values):
     return arr
 
 
-def laplace_grid(sensitivity, epsilon, n_values=1):
-    """The grid step and discrete-Laplace scale used by :func:`laplace_mechanism`.
+def laplace_grid(sensitivity, n_values=1):
+    """The grid step of :func:`laplace_mechanism` and the sensitivity in grid units.
 
     The step is the power of two just below ``sensitivity / (n_values * 2**10)``. Rounding
     each of ``n_values`` coordinates to the grid moves each by at most half a step, so
     neighbouring inputs differ by at most ``sensitivity / grid + n_values`` grid units in
-    L1; the scale in grid units is that divided by ``epsilon`` (rounded up).
+    L1. The discrete-Laplace scale in grid units is that divided by ``epsilon``: about
+    0.1 % more noise than ``sensitivity / epsilon`` in value units.
 
     Returns
     -------
     grid : float
-    scale_units : float
-        Discrete-Laplace scale in grid units.
+    sensitivity_units : float
+        An integer-valued float, exact.
     """
     sensitivity = _check_positive_finite(sensitivity, "sensitivity")
-    epsilon = _check_positive_finite(epsilon, "epsilon")
     grid = 2.0 ** math.floor(math.log2(sensitivity / (n_values * 2**_GRID_BITS)))
-    sensitivity_units = sensitivity / grid + n_values  # exact: grid is a power of two
-    return grid, sensitivity_units / epsilon
+    return grid, sensitivity / grid + n_values  # exact: grid is a power of two
 
 
 def laplace_mechanism(values, *, sensitivity, epsilon, random_state=None):
@@ -264,9 +277,10 @@ def laplace_mechanism(values, *, sensitivity, epsilon, random_state=None):
     -------
     float or ndarray of float64, shaped like ``values``
     """
+    epsilon = _check_positive_finite(epsilon, "epsilon")
     arr = _as_float_array(values)
-    grid, scale_units = laplace_grid(sensitivity, epsilon, max(arr.size, 1))
-    t, s = _laplace_ratio(scale_units)
+    grid, sensitivity_units = laplace_grid(sensitivity, max(arr.size, 1))
+    t, s = _laplace_ratio(sensitivity_units, epsilon)
     rng = check_random_state(random_state)
     flat = np.ascontiguousarray(arr.ravel())
     out = np.empty_like(flat)
@@ -296,10 +310,17 @@ def gaussian_grid(sensitivity, noise_multiplier, n_values=1):
     noise_multiplier = _check_positive_finite(noise_multiplier, "noise_multiplier")
     root_n = math.sqrt(n_values) * _ROUND_UP
     grid = 2.0 ** math.floor(math.log2(sensitivity / (root_n * 2**_GRID_BITS)))
-    # Keep the variance in grid units within the exact sampler's range (2**52): for very
-    # large noise a coarser grid costs relatively little.
-    while (noise_multiplier * (sensitivity / grid + root_n)) ** 2 > 2.0**50:
-        grid *= 2.0
+    # Keep the standard deviation in grid units below 2**25 (the exact sampler takes
+    # variances up to 2**52): for very large noise a coarser grid costs relatively little.
+    limit = 2.0**25
+    if noise_multiplier * root_n >= limit / 2:
+        raise ValueError(
+            f"noise_multiplier * sqrt(n_values) = {noise_multiplier * root_n:.3g} is beyond the "
+            "exact sampler's range; release the values in smaller groups"
+        )
+    if noise_multiplier * (sensitivity / grid + root_n) > limit:
+        coarse = noise_multiplier * sensitivity / (limit - noise_multiplier * root_n)
+        grid = 2.0 ** math.ceil(math.log2(coarse))
     sigma_units = noise_multiplier * (sensitivity / grid + root_n) * _ROUND_UP
     return grid, int(math.ceil(sigma_units * sigma_units * _ROUND_UP))
 
@@ -366,7 +387,7 @@ def noisy_count(count, *, epsilon, random_state=None):
     arr = np.asarray(count)
     if arr.dtype.kind not in "iub":
         raise TypeError(f"counts must be integers, got dtype {arr.dtype}")
-    noise = _discrete_laplace_noise(_laplace_ratio(1.0 / epsilon), arr.size,
+    noise = _discrete_laplace_noise(_laplace_ratio(1, epsilon), arr.size,
                                     check_random_state(random_state))
     released = arr.astype(np.int64).ravel() + noise
     return released.reshape(arr.shape) if arr.ndim else int(released[0])
@@ -425,7 +446,7 @@ def noisy_sum(values, *, bounds, epsilon, n_max=2**31, random_state=None):
     sensitivity_units = math.ceil(max(abs(float(b)) for b in bounds) * scale)
     if sensitivity_units == 0:
         return 0.0
-    noise = _discrete_laplace_noise(_laplace_ratio(sensitivity_units / epsilon), 1,
+    noise = _discrete_laplace_noise(_laplace_ratio(sensitivity_units, epsilon), 1,
                                     check_random_state(random_state))
     return (total + int(noise[0])) / scale
 
