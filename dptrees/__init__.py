@@ -14,8 +14,18 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
         "(or with `python -P`), so that the installed, built package is imported."
     ) from exc
 
+from dptrees.accounting import BudgetAccountant
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dptrees.forest import DPPartitionForestRegressor
+from dptrees.tree import DPDecisionTreeRegressor
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "__version__"]
+__all__ = [
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "DPDecisionTreeRegressor",
+    "DPPartitionForestRegressor",
+    "PrivacyLeakWarning",
+    "__version__",
+]

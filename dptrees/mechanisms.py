@@ -51,6 +51,7 @@ __all__ = [
     "exponential_mechanism",
     "laplace_grid",
     "gaussian_grid",
+    "selection_constants",
 ]
 
 # Precision of the grids, in bits: the grid step is about 2**-_GRID_BITS of the
@@ -454,18 +455,40 @@ def noisy_sum(values, *, bounds, epsilon, n_max=2**31, random_state=None):
 # --------------------------------------------------------------------------------------
 # Private selection
 
-def _selection_parameters(utilities, sensitivity, epsilon, monotonic):
-    """Quantise utilities to integer scores; return (scores, eps_num, den).
+def selection_constants(sensitivity, epsilon, monotonic=False):
+    """Exact integer constants for private selection over quantised utilities.
 
-    Scores are ``rint(u / q)`` with ``q`` the power of two just below
-    ``sensitivity / 2**20``. Rounding moves a score by at most half a unit, so neighbouring
-    datasets change any score by at most ``D = ceil(sensitivity / q) + 1`` units. Candidate
-    ``i`` then gets weight ``exp(-(s* - s_i) * eps' / (c D))`` with ``c = 2`` (``c = 1``
-    for monotonic utilities) and ``eps' <= epsilon`` the largest multiple of ``2**-32``:
-    the exponential mechanism's condition with sensitivity ``D`` at ``eps'``.
+    Utilities ``u`` are quantised to scores ``rint(u / q)`` with ``q`` the power of two
+    just below ``sensitivity / 2**20``. Between neighbouring datasets a score moves by at
+    most ``sensitivity / q`` plus the rounding of the two scores (one unit), and for
+    monotonic utilities the rounding can also break the common direction by one unit, so
+    every proof below uses ``D = ceil(sensitivity / q) + 2`` units. Candidate ``i`` is
+    weighted by ``exp(-(s* - s_i) * eps_num / den)`` with ``den = 2**32 * c * D``,
+    ``c = 2`` (``c = 1`` for monotonic utilities) and ``eps_num / 2**32 <= epsilon`` the
+    largest multiple of ``2**-32``: the exponential mechanism's condition at sensitivity
+    ``D`` and privacy ``epsilon``.
+
+    Returns
+    -------
+    q : float
+    eps_num : int
+    den : int
     """
     sensitivity = _check_positive_finite(sensitivity, "sensitivity")
     epsilon = _check_positive_finite(epsilon, "epsilon")
+    q = 2.0 ** (math.floor(math.log2(sensitivity)) - _SCORE_BITS)
+    d_units = math.ceil(sensitivity / q) + 2
+    eps_num = math.floor(epsilon * 2**_EPS_BITS)
+    if eps_num < 1:
+        raise ValueError(f"epsilon={epsilon} is below the resolution 2**-{_EPS_BITS}")
+    if eps_num >= 2**63:
+        raise ValueError(f"epsilon={epsilon} is too large")
+    return q, eps_num, 2**_EPS_BITS * (1 if monotonic else 2) * d_units
+
+
+def _selection_parameters(utilities, sensitivity, epsilon, monotonic):
+    """Integer scores and constants for :func:`selection_constants`' exact selection."""
+    q, eps_num, den = selection_constants(sensitivity, epsilon, monotonic)
     u = np.asarray(utilities, dtype=np.float64)
     if u.ndim != 1 or u.size == 0:
         raise ValueError("utilities must be a non-empty 1-D array")
@@ -474,19 +497,11 @@ def _selection_parameters(utilities, sensitivity, epsilon, monotonic):
     excluded = np.isneginf(u)
     if excluded.all():
         raise ValueError("every candidate is excluded (all utilities are -inf)")
-    q = 2.0 ** (math.floor(math.log2(sensitivity)) - _SCORE_BITS)
     units = np.where(excluded, 0.0, u / q)
     if np.abs(units).max() >= 2.0**62:
         raise DiscretisationError("utilities are too large relative to the sensitivity")
     scores = np.rint(units).astype(np.int64)
     scores[excluded] = _mechanisms.EXCLUDED
-    d_units = math.ceil(sensitivity / q) + 1
-    eps_num = math.floor(epsilon * 2**_EPS_BITS)
-    if eps_num < 1:
-        raise ValueError(f"epsilon={epsilon} is below the resolution 2**-{_EPS_BITS}")
-    if eps_num >= 2**63:
-        raise ValueError(f"epsilon={epsilon} is too large")
-    den = 2**_EPS_BITS * (1 if monotonic else 2) * d_units
     return np.ascontiguousarray(scores), eps_num, den
 
 
@@ -504,7 +519,7 @@ def permute_and_flip(utilities, *, sensitivity, epsilon, monotonic=False, size=N
     Visits candidates in random order and stops at the first whose coin
     ``Bernoulli(exp(epsilon (u_i - u*) / (2 sensitivity)))`` comes up. Never worse in
     expected utility than the exponential mechanism, often better. Exact: utilities are
-    quantised (rounding counted in the sensitivity, see ``_selection_parameters``) and
+    quantised (rounding counted in the sensitivity, see :func:`selection_constants`) and
     every coin is an exact integer Bernoulli(exp(-gamma)).
 
     Privacy: ``epsilon``-DP when each utility changes by at most ``sensitivity`` between

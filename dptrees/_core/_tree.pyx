@@ -1,0 +1,33 @@
+"""Routing binned records through a flat tree, without the GIL.
+
+A tree is a set of parallel node arrays: ``feature`` and ``bin_threshold`` (the split
+sends a record left when its code for ``feature`` is at most ``bin_threshold``),
+``left`` and ``right`` (child ids, -1 at a leaf). Node 0 is the root.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+
+def apply(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
+          const int32_t[::1] bin_threshold, const int32_t[::1] left,
+          const int32_t[::1] right, int64_t[::1] out):
+    """Leaf id of every row of ``codes``."""
+    cdef Py_ssize_t i, n = codes.shape[0], p = codes.shape[1], n_nodes = feature.shape[0]
+    cdef int32_t node, f
+    if out.shape[0] != n:
+        raise ValueError("out must have one entry per row")
+    if not (bin_threshold.shape[0] == left.shape[0] == right.shape[0] == n_nodes) or n_nodes == 0:
+        raise ValueError("inconsistent tree arrays")
+    # Validate the structure once, so the loop below can never index out of bounds.
+    for i in range(n_nodes):
+        if left[i] == -1:
+            continue
+        if not (i < left[i] < n_nodes and i < right[i] < n_nodes and 0 <= feature[i] < p):
+            raise ValueError("corrupt tree: child ids must follow their parent, features must exist")
+    with nogil:
+        for i in range(n):
+            node = 0
+            while left[node] != -1:
+                f = feature[node]
+                node = left[node] if codes[i, f] <= bin_threshold[node] else right[node]
+            out[i] = node
