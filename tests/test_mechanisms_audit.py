@@ -184,8 +184,10 @@ def test_laplace_mechanism_worst_case_shift(record_property, epsilon, floor):
 # x + sensitivity round the same way. This sensitivity is 1024.375 grid steps of the
 # scalar grid (2**-10): x = 0.3 is 307.2 steps (rounds DOWN to 307) and x + sensitivity
 # is 1331.575 steps (rounds UP to 1332), so the rounded inputs are 1025 steps apart - more
-# than sensitivity / grid. Only the rounding allowance in laplace_grid (+1 step per value)
-# keeps the mechanism eps-DP here.
+# than sensitivity / grid. Only the rounding allowance in laplace_grid (+1 step per value,
+# noise scale 1025.375 steps) keeps the mechanism eps-DP here; the exact assertions check
+# that accounting (without it the true epsilon would be 1025 / 1024.375 = 1.0006, far below
+# what an audit resolves), the audit checks that nothing grosser leaks.
 SUBGRID_SENSITIVITY = 1.0 + 3 * 2.0**-13
 SUBGRID_X0 = 0.3
 
