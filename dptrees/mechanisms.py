@@ -285,7 +285,7 @@ def laplace_mechanism(values, *, sensitivity, epsilon, random_state=None):
     rng = check_random_state(random_state)
     flat = np.ascontiguousarray(arr.ravel())
     out = np.empty_like(flat)
-    bad = _mechanisms.grid_laplace(rng, flat, grid, t, s, out)
+    bad = _mechanisms.grid_noise(rng, flat, grid, "laplace", t, s, out)
     if bad >= 0:
         raise DiscretisationError(
             f"value {flat[bad]!r} is too large for the noise grid {grid!r} "
@@ -355,7 +355,7 @@ def gaussian_mechanism(values, *, sensitivity, noise_multiplier, random_state=No
     rng = check_random_state(random_state)
     flat = np.ascontiguousarray(arr.ravel())
     out = np.empty_like(flat)
-    bad = _mechanisms.grid_gaussian(rng, flat, grid, sigma2_units, out)
+    bad = _mechanisms.grid_noise(rng, flat, grid, "gaussian", sigma2_units, 1, out)
     if bad >= 0:
         raise DiscretisationError(
             f"value {flat[bad]!r} is too large for the noise grid {grid!r}; rescale the data"

@@ -99,45 +99,37 @@ cdef Py_ssize_t exponential_mechanism(bitgen_t* bg, const int64_t* scores, Py_ss
 # --------------------------------------------------------------------------------------
 # Python entry points.
 
-def grid_laplace(generator, const double[::1] x, double grid, uint64_t t, uint64_t s,
-                 double[::1] out):
-    """``out = grid * (rint(x / grid) + Z)``, ``Z`` discrete Laplace of scale ``t / s``.
+def grid_noise(generator, const double[::1] x, double grid, str kind, uint64_t a,
+               uint64_t b, double[::1] out):
+    """``out = grid * (rint(x / grid) + Z)`` with exact discrete noise ``Z``.
 
+    ``kind="laplace"``: ``Z`` discrete Laplace of scale ``a / b``;
+    ``kind="gaussian"``: ``Z`` discrete Gaussian of variance ``a / b``.
     Returns the index of the first value too large for the grid, or -1 on success.
     """
     cdef bitgen_t* bg = bitgen_of(generator)
     cdef Py_ssize_t i, n = x.shape[0], bad = -1
     cdef double units
+    cdef bint gaussian
+    if kind not in ("laplace", "gaussian"):
+        raise ValueError(f"unknown noise kind {kind!r}")
+    gaussian = kind == "gaussian"
     if out.shape[0] != n:
         raise ValueError("out must have the shape of x")
+    if a < 1 or b < 1:
+        raise ValueError("noise parameters must be positive")
+    if gaussian and (a > (<uint64_t>1) << 53 or b > (<uint64_t>1) << 32):
+        raise ValueError("the discrete Gaussian needs a <= 2**53 and b <= 2**32")
     with generator.bit_generator.lock, nogil:
         for i in range(n):
             units = rint(x[i] / grid)
             if not fabs(units) < _MAX_GRID_UNITS:  # also catches NaN
                 bad = i
                 break
-            out[i] = grid * (units + <double>discrete_laplace(bg, t, s))
-    return bad
-
-
-def grid_gaussian(generator, const double[::1] x, double grid, uint64_t sigma2,
-                  double[::1] out):
-    """``out = grid * (rint(x / grid) + Z)``, ``Z`` discrete Gaussian of variance ``sigma2``.
-
-    Returns the index of the first value too large for the grid, or -1 on success.
-    """
-    cdef bitgen_t* bg = bitgen_of(generator)
-    cdef Py_ssize_t i, n = x.shape[0], bad = -1
-    cdef double units
-    if out.shape[0] != n:
-        raise ValueError("out must have the shape of x")
-    with generator.bit_generator.lock, nogil:
-        for i in range(n):
-            units = rint(x[i] / grid)
-            if not fabs(units) < _MAX_GRID_UNITS:
-                bad = i
-                break
-            out[i] = grid * (units + <double>discrete_gaussian(bg, sigma2, 1))
+            if gaussian:
+                out[i] = grid * (units + <double>discrete_gaussian(bg, a, b))
+            else:
+                out[i] = grid * (units + <double>discrete_laplace(bg, a, b))
     return bad
 
 
