@@ -16,15 +16,24 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 
 from dptrees.accounting import BudgetAccountant
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dptrees.forest import DPPartitionForestRegressor
-from dptrees.tree import DPDecisionTreeRegressor
+from dptrees.forest import (
+    DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
+    DPPartitionForestClassifier,
+    DPPartitionForestRegressor,
+)
+from dptrees.tree import DPDecisionTreeClassifier, DPDecisionTreeRegressor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
+    "DPDecisionTreeClassifier",
     "DPDecisionTreeRegressor",
+    "DPExtraTreesClassifier",
+    "DPExtraTreesRegressor",
+    "DPPartitionForestClassifier",
     "DPPartitionForestRegressor",
     "PrivacyLeakWarning",
     "__version__",

@@ -1,20 +1,42 @@
 """Differentially private forests.
 
-:class:`DPPartitionForestRegressor` is the DP partition forest of Hoang & Nguyen (2020):
-disjoint parts of the data, one DP tree per part with the full budget, averaged.
+Two families on one implementation:
+
+* **partition forests** (Hoang & Nguyen 2020): every record is assigned to one of
+  ``n_estimators`` disjoint parts, one greedy DP tree grows on each part with the full
+  budget (parallel composition), and the trees are averaged;
+* **DP ExtraTrees** (DiffPETs, Li, Chen & Xie): trees with random candidate splits —
+  ``max_features`` features, one random threshold each, drawn without looking at the
+  data — chosen among by the exponential mechanism. By default every tree sees all the
+  data with ``epsilon / n_estimators`` (sequential composition); ``partition=True`` gives
+  each tree a disjoint part and the full ``epsilon`` instead.
 """
 
+import numbers
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._random import check_random_state
 from dptrees.accounting import check_accountant
-from dptrees.tree import DPDecisionTreeRegressor, _PreparedRegression
+from dptrees.tree import (
+    _BaseDPTree,
+    _ClassificationTreeMixin,
+    _RegressionTreeMixin,
+    resolve_max_features,
+)
 from dptrees.validation import check_positive_int
 
-__all__ = ["DPPartitionForestRegressor", "assign_partitions"]
+__all__ = [
+    "DPExtraTreesClassifier",
+    "DPExtraTreesRegressor",
+    "DPPartitionForestClassifier",
+    "DPPartitionForestRegressor",
+    "assign_partitions",
+]
 
 
 def assign_partitions(n_samples, n_parts, rng):
@@ -28,90 +50,70 @@ def assign_partitions(n_samples, n_parts, rng):
     return rng.integers(0, n_parts, size=n_samples)
 
 
+def _check_n_jobs(n_jobs):
+    if n_jobs is None:
+        return
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be None or a non-zero int, got 0")
+
+
 def _n_threads(n_jobs, n_tasks):
     if n_jobs is None:
         return 1
     if n_jobs < 0:
-        import os
         return max(1, min(n_tasks, (os.cpu_count() or 1) + 1 + n_jobs))
     return max(1, min(n_tasks, n_jobs))
 
 
-class DPPartitionForestRegressor(DPDecisionTreeRegressor):
-    """Differentially private partition forest (Hoang & Nguyen 2020).
+class _BaseDPForest(_BaseDPTree):
+    """Grows ``n_estimators`` DP trees, on disjoint parts or on all the data."""
 
-    Assigns every record to one of ``n_estimators`` disjoint parts (independently, record
-    by record), grows one :class:`~dptrees.tree.DPDecisionTreeRegressor` on each part with
-    the full ``epsilon``, and predicts the average of the trees.
+    def _uses_partition(self):
+        return self.partition
 
-    Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours, given public
-    ``bounds`` and ``y_bounds``: a record lands in exactly one part, so it influences one
-    tree, which is ``epsilon``-DP (parallel composition). The fit spends ``epsilon`` once.
-
-    Parameters
-    ----------
-    n_estimators : int, default=25
-        Number of parts and trees (the paper's ``tau``).
-    epsilon : float, default=1.0
-    n_jobs : int, optional
-        Threads that grow trees in parallel (the compiled builder releases the GIL).
-        ``None`` means 1, -1 all cores. Results do not depend on it: every tree has its
-        own random stream.
-    **tree parameters
-        As :class:`~dptrees.tree.DPDecisionTreeRegressor`: ``max_depth``,
-        ``min_samples_split``, ``min_samples_leaf``, ``n_bins``, ``leaf``, ``selection``,
-        ``budget_weights``, ``n_target_bins``, ``bounds``, ``y_bounds``, ``accountant``,
-        ``random_state``.
-
-    Attributes
-    ----------
-    estimators_ : list of Tree
-        One fitted tree per part.
-    epsilon_spent_, budget_, privacy_leaks_, n_features_in_, bounds_, y_bounds_
-        As for the single tree; ``budget_`` is each tree's.
-    """
-
-    def __init__(self, n_estimators=25, epsilon=1.0, *, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
-                 budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
-                 accountant=None, n_jobs=None, random_state=None):
-        super().__init__(
-            epsilon, max_depth=max_depth, min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf, n_bins=n_bins, leaf=leaf, selection=selection,
-            budget_weights=budget_weights, n_target_bins=n_target_bins, bounds=bounds,
-            y_bounds=y_bounds, accountant=accountant, random_state=random_state,
-        )
-        self.n_estimators = n_estimators
-        self.n_jobs = n_jobs
+    def _forest_max_features(self):
+        return self.max_features
 
     def fit(self, X, y):
-        """Fit one DP tree per part, spending ``epsilon`` once (parallel composition).
+        """Fit the forest, spending ``epsilon`` once from the accountant.
+
+        With ``partition`` each tree gets the full ``epsilon`` on its own disjoint part
+        (parallel composition); otherwise each tree gets ``epsilon / n_estimators`` on
+        all the data (sequential composition).
 
         Returns
         -------
         self
         """
-        epsilon, budget = self._check_params()
-        n_parts = check_positive_int(self.n_estimators, "n_estimators")
-        if self.n_jobs is not None:
-            check_positive_int(abs(self.n_jobs), "n_jobs")
+        epsilon = self._check_params()
+        n_trees = check_positive_int(self.n_estimators, "n_estimators")
+        _check_n_jobs(self.n_jobs)
+        partition = bool(self._uses_partition())
+        tree_epsilon = epsilon if partition else epsilon / n_trees
+        budget = self._tree_budget(tree_epsilon)
         accountant = check_accountant(self.accountant)
-        data = _PreparedRegression(self, X, y)
+        data = self._prepare(X, y)
+        max_features = resolve_max_features(self._forest_max_features(), data.n_features)
+        builder = self._builder(budget, data, max_features)
         rng = check_random_state(self.random_state)
-        parts = assign_partitions(data.codes.shape[0], n_parts, rng)
-        streams = rng.spawn(n_parts)
+        parts = assign_partitions(data.codes.shape[0], n_trees, rng) if partition else None
+        streams = rng.spawn(n_trees)
         accountant.spend(epsilon, label=type(self).__name__)
 
         def grow(k):
-            return self._grow(data.subset(np.flatnonzero(parts == k)), budget, streams[k])
+            tree_data = data.subset(np.flatnonzero(parts == k)) if partition else data
+            return self._grow(tree_data, builder, streams[k])
 
-        with ThreadPoolExecutor(max_workers=_n_threads(self.n_jobs, n_parts)) as pool:
-            self.estimators_ = list(pool.map(grow, range(n_parts)))
+        with ThreadPoolExecutor(max_workers=_n_threads(self.n_jobs, n_trees)) as pool:
+            self.estimators_ = list(pool.map(grow, range(n_trees)))
         self._record_fit(data, epsilon, budget)
+        self.tree_epsilon_ = tree_epsilon
+        self.max_features_ = max_features
         return self
 
-    def predict(self, X):
-        """Average of the trees' predictions (post-processing: no privacy cost)."""
+    def _average(self, X):
         check_is_fitted(self, "estimators_")
         codes = self._codes(X)
         return np.mean([tree.predict(codes) for tree in self.estimators_], axis=0)
@@ -129,3 +131,240 @@ class DPPartitionForestRegressor(DPDecisionTreeRegressor):
     def get_n_leaves(self):
         check_is_fitted(self, "estimators_")
         return sum(tree.n_leaves for tree in self.estimators_)
+
+
+class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
+    def _check_params(self):
+        epsilon = super()._check_params()
+        self._check_regression_params()
+        return epsilon
+
+    def _record_fit(self, data, epsilon, budget):
+        super()._record_fit(data, epsilon, budget)
+        self._record_targets(data)
+
+    def predict(self, X):
+        """Average of the trees' predictions (post-processing: no privacy cost)."""
+        return self._average(X)
+
+
+class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPForest):
+    def _record_fit(self, data, epsilon, budget):
+        super()._record_fit(data, epsilon, budget)
+        self._record_targets(data)
+
+    def predict_proba(self, X):
+        """Average of the trees' class probabilities (post-processing)."""
+        return self._average(X)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+_COMMON_DOC = """
+    n_jobs : int, optional
+        Threads that grow trees in parallel (the compiled builder releases the GIL).
+        ``None`` means 1, -1 all cores. Results do not depend on it: every tree has its
+        own random streams.
+    **tree parameters
+        ``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``n_bins``,
+        ``selection``, ``budget_weights``, ``bounds``, ``accountant``, ``random_state``
+        as for the single trees (:mod:`dptrees.tree`)."""
+
+
+class DPPartitionForestRegressor(_RegressionForest):
+    __doc__ = """Differentially private partition forest (Hoang & Nguyen 2020).
+
+    Assigns every record to one of ``n_estimators`` disjoint parts (independently, record
+    by record), grows one greedy :class:`~dptrees.tree.DPDecisionTreeRegressor` on each
+    part with the full ``epsilon``, and predicts the average of the trees.
+
+    Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours, given public
+    ``bounds`` and ``y_bounds``: a record lands in exactly one part, so it influences one
+    tree, which is ``epsilon``-DP (parallel composition). The fit spends ``epsilon`` once.
+
+    Parameters
+    ----------
+    n_estimators : int, default=25
+        Number of parts and trees (the paper's ``tau``).
+    epsilon : float, default=1.0
+    leaf, n_target_bins, y_bounds
+        As for :class:`~dptrees.tree.DPDecisionTreeRegressor`.""" + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_, n_features_in_, bounds_, y_bounds_
+        ``budget_`` is each tree's; ``tree_epsilon_`` equals ``epsilon``.
+    """
+
+    partition = True
+    max_features = None
+
+    def __init__(self, n_estimators=25, epsilon=1.0, *, max_depth=5, min_samples_split=20,
+                 min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
+                 budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
+                 accountant=None, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_bins = n_bins
+        self.leaf = leaf
+        self.selection = selection
+        self.budget_weights = budget_weights
+        self.n_target_bins = n_target_bins
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class DPPartitionForestClassifier(_ClassificationForest):
+    __doc__ = """Differentially private partition forest of classification trees.
+
+    One greedy :class:`~dptrees.tree.DPDecisionTreeClassifier` per disjoint part (parts
+    assigned record by record), each with the full ``epsilon``; ``predict_proba`` averages
+    the trees' leaf probabilities.
+
+    Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours given public ``bounds``
+    and ``classes`` (parallel composition over the disjoint parts).
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    epsilon : float, default=1.0
+    classes : array-like, optional
+        As for :class:`~dptrees.tree.DPDecisionTreeClassifier`.""" + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    classes_, n_classes_, epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_
+    """
+
+    partition = True
+    max_features = None
+
+    def __init__(self, n_estimators=10, epsilon=1.0, *, max_depth=5, min_samples_split=20,
+                 min_samples_leaf=10, n_bins=40, selection="exponential",
+                 budget_weights=(1.0, 1.0, 1.0), bounds=None, classes=None, accountant=None,
+                 n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_bins = n_bins
+        self.selection = selection
+        self.budget_weights = budget_weights
+        self.bounds = bounds
+        self.classes = classes
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+_EXTRA_DOC = """
+    Each node draws ``max_features`` features and one uniformly random bin edge for each,
+    from a random stream of its own that reads no data, and the exponential mechanism (or
+    permute-and-flip) chooses among these candidates. Noisy counts stop the growth and
+    leaves release noisy values, as in the greedy trees.
+
+    Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours given public bounds
+    (and {target}). The per-tree budget is ``epsilon / n_estimators`` (sequential
+    composition: every tree reads every record) or, with ``partition=True``, ``epsilon``
+    on disjoint parts (parallel composition); within a tree, DiffPETs' per-level split
+    ``eps_tree / (2 (h + 1))`` for the noisy count and the choice is
+    :func:`~dptrees.tree.split_tree_budget` with equal weights.
+
+    Changes from DiffPETs, to make its guarantee true: no bootstrap (a bootstrap sample
+    can hold one record many times, multiplying its influence; each tree reads the data
+    once instead, or a disjoint part); no "pure node" stop on exact labels (it branches on
+    an un-noised statistic); nodes stop on noisy counts and on depth instead.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        ``t`` in DiffPETs.
+    epsilon : float, default=1.0
+    max_features : {{"sqrt", "log2"}}, int, float or None, default="sqrt"
+        ``K``: random candidates per node. ``None`` means all features (still one random
+        threshold each).
+    partition : bool, default=False
+        Give each tree a disjoint part of the data and the full ``epsilon``."""
+
+
+class DPExtraTreesRegressor(_RegressionForest):
+    __doc__ = ("""Differentially private ExtraTrees for regression (DiffPETs).
+""" + _EXTRA_DOC.format(target="``y_bounds``") + """
+    leaf, n_target_bins, y_bounds
+        As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
+        the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    max_features_ : int
+    epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_, n_features_in_, bounds_, y_bounds_
+    """)
+
+    def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt", partition=False,
+                 max_depth=5, min_samples_split=20, min_samples_leaf=10, n_bins=40,
+                 leaf="mean", selection="exponential", budget_weights=(1.0, 1.0, 1.0),
+                 n_target_bins=64, bounds=None, y_bounds=None, accountant=None, n_jobs=None,
+                 random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.max_features = max_features
+        self.partition = partition
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_bins = n_bins
+        self.leaf = leaf
+        self.selection = selection
+        self.budget_weights = budget_weights
+        self.n_target_bins = n_target_bins
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class DPExtraTreesClassifier(_ClassificationForest):
+    __doc__ = ("""Differentially private ExtraTrees for classification (DiffPETs).
+""" + _EXTRA_DOC.format(target="``classes``") + """
+    classes : array-like, optional
+        As for :class:`~dptrees.tree.DPDecisionTreeClassifier`; the split utility is Gini.
+""" + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    max_features_ : int
+    classes_, n_classes_, epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_
+    """)
+
+    def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt", partition=False,
+                 max_depth=5, min_samples_split=20, min_samples_leaf=10, n_bins=40,
+                 selection="exponential", budget_weights=(1.0, 1.0, 1.0), bounds=None,
+                 classes=None, accountant=None, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.max_features = max_features
+        self.partition = partition
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_bins = n_bins
+        self.selection = selection
+        self.budget_weights = budget_weights
+        self.bounds = bounds
+        self.classes = classes
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state

@@ -1,27 +1,29 @@
 """Differentially private decision trees.
 
 :class:`DPDecisionTreeRegressor` is the DP greedy regression tree of Hoang & Nguyen
-(2020, "Differentially private regression tree and forest"), built on the compiled engine
-in :mod:`dptrees._core._builder`. What each node releases, and the sensitivity of each
-release, is documented there; this module decides the budget of each kind of release.
+(2020, "Differentially private regression tree and forest"); :class:`DPDecisionTreeClassifier`
+is its classification twin with the Gini utility. Both run on the compiled engine in
+:mod:`dptrees._core._builder`, which documents what each node releases and the sensitivity
+of each release; this module decides the budget of each kind of release.
 """
 
 import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._binning import Binner
 from dptrees._core import _binning
-from dptrees._core._builder import RegressionTreeBuilder
+from dptrees._core._builder import TreeBuilder
 from dptrees._random import check_random_state
 from dptrees._tree_structure import Tree
 from dptrees.accounting import check_accountant
 from dptrees.mechanisms import _laplace_ratio, selection_constants
 from dptrees.validation import (
     check_bounds,
+    check_classes,
     check_epsilon,
     check_features,
     check_in,
@@ -31,16 +33,18 @@ from dptrees.validation import (
     clip,
 )
 
-__all__ = ["DPDecisionTreeRegressor", "split_tree_budget"]
+__all__ = ["DPDecisionTreeClassifier", "DPDecisionTreeRegressor", "split_tree_budget"]
 
 # Targets are rescaled to [0, 1] and held as rint(y * 2**31): int64 sums of up to 2**31
 # rows cannot overflow, and a leaf sum moves by at most 2**31 units per record.
 _FIXED_BITS = 31
 _MAX_ROWS = 2**31 - 1
-# Split utilities are sums of a few float64 terms of magnitude at most the node size
-# (< 2**31); their rounding error is below 2**-19, so adding 2**-17 to the sensitivity of
-# 1 covers the error of the utilities of both neighbouring datasets.
-_UTILITY_SENSITIVITY = 1.0 + 2.0**-17
+# Split utilities are sums of float64 terms of magnitude at most the node size (< 2**31);
+# their rounding error is below 2**-19, so adding 2**-17 to the sensitivity covers the
+# error of the utilities of both neighbouring datasets (see _builder._side_utility).
+_FLOAT_MARGIN = 2.0**-17
+# Sensitivity of the split utilities (derivations in _builder._side_utility).
+_UTILITY_SENSITIVITY = {"mse": 1.0, "mae": 1.0, "gini": 2.0}
 
 
 def split_tree_budget(epsilon, max_depth, weights=(1.0, 1.0, 1.0)):
@@ -54,9 +58,9 @@ def split_tree_budget(epsilon, max_depth, weights=(1.0, 1.0, 1.0)):
     gets its weight times the unit. The total is exactly ``epsilon`` (sequential
     composition along the path).
 
-    With equal weights this is ``epsilon / (2 max_depth + 2)`` per release. The paper
-    states ``epsilon / (2 l_max + 1)``: it does not count the root's noisy count, which
-    also touches every record. We count it.
+    With equal weights this is ``epsilon / (2 max_depth + 2)`` per release, which is
+    DiffPETs' per-level ``eps / (2 (h + 1))``. Hoang & Nguyen state ``epsilon / (2 l_max + 1)``:
+    they do not count the root's noisy count, which also touches every record. We count it.
 
     Returns
     -------
@@ -71,43 +75,311 @@ def split_tree_budget(epsilon, max_depth, weights=(1.0, 1.0, 1.0)):
     return {"count": unit * w_count, "split": unit * w_split, "leaf": unit * w_leaf}
 
 
-class _PreparedRegression:
-    """Validated, binned, fixed-point training data shared by trees and forests."""
+class _PreparedData:
+    """Validated, binned training data shared by trees and forests.
+
+    ``codes`` are the feature bin codes; ``labels`` the target bins (regression) or class
+    indices (classification); ``y_fixed`` the fixed-point rescaled targets (zeros for
+    classification).
+    """
+
+    def subset(self, rows):
+        """The same prepared data restricted to ``rows`` (a contiguous copy)."""
+        part = object.__new__(type(self))
+        part.__dict__.update(self.__dict__)
+        part.codes = np.ascontiguousarray(self.codes[rows])
+        part.y_fixed = np.ascontiguousarray(self.y_fixed[rows])
+        part.labels = np.ascontiguousarray(self.labels[rows])
+        return part
+
+    def _bin_features(self, estimator, X):
+        if X.shape[0] > _MAX_ROWS:
+            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
+        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
+        self.leaks = [] if bounds.leak is None else [bounds.leak]
+        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
+        self.codes = self.binner.transform(X)
+        self.n_features = X.shape[1]
+
+
+class _PreparedRegression(_PreparedData):
+    fixed_scale = 2.0**_FIXED_BITS
 
     def __init__(self, estimator, X, y):
         X = check_features(X)
         y = check_targets_regression(y, X.shape[0])
-        if X.shape[0] > _MAX_ROWS:
-            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        self.leaks = []
-        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
+        self._bin_features(estimator, X)
         y_bounds = check_y_bounds(estimator.y_bounds, y)
-        for record in (bounds, y_bounds):
-            if record.leak is not None:
-                self.leaks.append(record.leak)
-        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
-        self.codes = self.binner.transform(X)
+        if y_bounds.leak is not None:
+            self.leaks.append(y_bounds.leak)
         self.y_lower, self.y_upper = y_bounds.lower, y_bounds.upper
         y01 = (clip(y, self.y_lower, self.y_upper) - self.y_lower) / (self.y_upper - self.y_lower)
         y01 = np.clip(y01, 0.0, 1.0)  # guards the last ulp of the division
-        self.fixed_scale = 2.0**_FIXED_BITS
         self.y_fixed = np.rint(y01 * self.fixed_scale).astype(np.int64)
-        self.y_codes = np.empty(y01.shape[0], dtype=np.uint8)
-        _binning.bin_values(y01, 0.0, 1.0, estimator.n_target_bins, self.y_codes)
-        self.n_features = X.shape[1]
-
-    def subset(self, rows):
-        """The same prepared data restricted to ``rows`` (a copy, contiguous)."""
-        part = object.__new__(_PreparedRegression)
-        part.__dict__.update(self.__dict__)
-        part.codes = np.ascontiguousarray(self.codes[rows])
-        part.y_fixed = np.ascontiguousarray(self.y_fixed[rows])
-        part.y_codes = np.ascontiguousarray(self.y_codes[rows])
-        return part
+        self.labels = np.empty(y01.shape[0], dtype=np.uint8)
+        _binning.bin_values(y01, 0.0, 1.0, estimator.n_target_bins, self.labels)
+        self.n_labels = estimator.n_target_bins
 
 
-class DPDecisionTreeRegressor(RegressorMixin, BaseEstimator):
-    """Differentially private greedy regression tree (Hoang & Nguyen 2020).
+class _PreparedClassification(_PreparedData):
+    fixed_scale = 1.0
+
+    def __init__(self, estimator, X, y):
+        X = check_features(X)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(estimator.classes, y, n_samples=X.shape[0])
+        if len(encoding.classes) > 256:
+            raise ValueError(f"at most 256 classes are supported, got {len(encoding.classes)}")
+        self._bin_features(estimator, X)
+        if encoding.leak is not None:
+            self.leaks.append(encoding.leak)
+        self.classes = encoding.classes
+        self.labels = np.ascontiguousarray(encoding.y, dtype=np.uint8)
+        self.y_fixed = np.zeros(X.shape[0], dtype=np.int64)
+        self.n_labels = len(encoding.classes)
+
+
+def _check_budget_weights(weights):
+    if not (isinstance(weights, (tuple, list)) and len(weights) == 3):
+        raise ValueError(f"budget_weights must be 3 numbers (count, split, leaf), got {weights!r}")
+
+
+def _check_min_samples(estimator):
+    for name in ("min_samples_split", "min_samples_leaf"):
+        value = getattr(estimator, name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+            math.isfinite(value) and value >= 0
+        ):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def resolve_max_features(max_features, n_features):
+    """Number of random candidates per node: ``None`` for the greedy splitter (all)."""
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        check_in(max_features, "max_features", ("sqrt", "log2"))
+        k = math.sqrt(n_features) if max_features == "sqrt" else math.log2(max(n_features, 2))
+        return max(1, math.ceil(k))
+    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        return check_positive_int(max_features, "max_features")
+    if isinstance(max_features, numbers.Real) and 0 < max_features <= 1:
+        return max(1, math.ceil(max_features * n_features))
+    raise ValueError(
+        f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], "
+        f"got {max_features!r}"
+    )
+
+
+class _BaseDPTree(BaseEstimator):
+    """Fitting machinery shared by the DP tree estimators (and reused by the forests)."""
+
+    _criterion = None  # set by subclasses
+    _leaf_kind = None
+
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        check_positive_int(self.max_depth, "max_depth", minimum=0, maximum=64)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        check_in(self.selection, "selection", ("exponential", "permute_and_flip"))
+        _check_min_samples(self)
+        _check_budget_weights(self.budget_weights)
+        return epsilon
+
+    def _tree_budget(self, epsilon):
+        return split_tree_budget(epsilon, self.max_depth, self.budget_weights)
+
+    def _leaf_noise(self, budget, data):
+        """Integer noise parameters of the leaf release, as TreeBuilder keywords."""
+        raise NotImplementedError
+
+    def _builder(self, budget, data, max_features=None):
+        """A compiled builder whose exact noise parameters realise ``budget``.
+
+        Raises ``ValueError`` (before anything is spent) when a release's budget is too
+        small or too large for the exact samplers.
+        """
+        criterion = self._criterion_name()
+        try:
+            count_t, count_s = _laplace_ratio(1, budget["count"])  # counts: sensitivity 1
+            split_q, split_eps_num, split_den = selection_constants(
+                _UTILITY_SENSITIVITY[criterion] + _FLOAT_MARGIN, budget["split"],
+                monotonic=True,
+            )
+            leaf_noise = self._leaf_noise(budget, data)
+        except ValueError as exc:
+            raise ValueError(
+                f"epsilon={self.epsilon!r} cannot be realised by the exact samplers at "
+                f"max_depth={self.max_depth} (per-release budgets {budget}): {exc}"
+            ) from exc
+        return TreeBuilder(
+            n_bins=self.n_bins, n_labels=data.n_labels, max_depth=self.max_depth,
+            criterion=criterion, leaf=self._leaf_name(), selection=self.selection,
+            max_features=max_features or 0, min_samples_split=float(self.min_samples_split),
+            min_samples_leaf=float(self.min_samples_leaf), fixed_scale=data.fixed_scale,
+            count_t=count_t, count_s=count_s, split_q=split_q, split_eps_num=split_eps_num,
+            split_den=split_den, **leaf_noise,
+        )
+
+    def _grow(self, data, builder, rng):
+        """Build one tree on prepared data; returns a :class:`Tree` in output units."""
+        noise_rng, candidate_rng = rng.spawn(2)
+        nodes = builder.build(noise_rng, candidate_rng, data.codes, data.y_fixed, data.labels)
+        is_split = nodes["left"] != -1
+        threshold = np.full(nodes["feature"].shape[0], np.nan)
+        threshold[is_split] = data.binner.thresholds(
+            nodes["feature"][is_split], nodes["bin_threshold"][is_split]
+        )
+        value = self._output_values(nodes.pop("value"), data)
+        return Tree(threshold=threshold, value=value, **nodes)
+
+    def fit(self, X, y):
+        """Fit the tree, spending ``epsilon`` from the accountant.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        epsilon = self._check_params()
+        budget = self._tree_budget(epsilon)
+        accountant = check_accountant(self.accountant)
+        data = self._prepare(X, y)
+        builder = self._builder(budget, data)
+        rng = check_random_state(self.random_state)
+        accountant.spend(epsilon, label=type(self).__name__)
+        self.tree_ = self._grow(data, builder, rng)
+        self._record_fit(data, epsilon, budget)
+        return self
+
+    def _record_fit(self, data, epsilon, budget):
+        self.binner_ = data.binner
+        self.n_features_in_ = data.n_features
+        self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
+        self.privacy_leaks_ = list(data.leaks)
+        self.epsilon_spent_ = epsilon
+        self.budget_ = dict(budget)
+
+    def _codes(self, X):
+        check_is_fitted(self, "binner_")
+        X = check_features(X, n_features=self.n_features_in_, estimator=self)
+        return self.binner_.transform(X)
+
+    def apply(self, X):
+        """Index of the leaf each sample lands in."""
+        codes = self._codes(X)
+        return self.tree_.apply(codes)
+
+    def get_depth(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+
+class _RegressionTreeMixin:
+    """Regression specifics: targets rescaled to [0, 1] by public ``y_bounds``."""
+
+    def _prepare(self, X, y):
+        return _PreparedRegression(self, X, y)
+
+    def _criterion_name(self):
+        return "mse" if self.leaf == "mean" else "mae"
+
+    def _leaf_name(self):
+        return self.leaf
+
+    def _check_regression_params(self):
+        check_positive_int(self.n_target_bins, "n_target_bins", minimum=2, maximum=256)
+        check_in(self.leaf, "leaf", ("mean", "median"))
+
+    def _leaf_noise(self, budget, data):
+        if self.leaf == "mean":
+            # a leaf's fixed-point sum moves by at most fixed_scale (one target of 1)
+            leaf_t, leaf_s = _laplace_ratio(data.fixed_scale, budget["leaf"])
+            return {"leaf_t": leaf_t, "leaf_s": leaf_s}
+        # integer rank scores, sensitivity 1, not monotonic: weight exp(-gap eps / 2)
+        eps_num = math.floor(budget["leaf"] * 2**32)
+        if eps_num < 1:
+            raise ValueError("the leaf budget is below the resolution 2**-32")
+        return {"leaf_eps_num": eps_num, "leaf_den": 2 * 2**32}
+
+    def _output_values(self, values, data):
+        return data.y_lower + values * (data.y_upper - data.y_lower)
+
+    def _record_targets(self, data):
+        self.y_bounds_ = (data.y_lower, data.y_upper)
+
+
+class _ClassificationTreeMixin:
+    """Classification specifics: Gini utility, noisy class-count leaves."""
+
+    def _prepare(self, X, y):
+        return _PreparedClassification(self, X, y)
+
+    def _criterion_name(self):
+        return "gini"
+
+    def _leaf_name(self):
+        return "counts"
+
+    def _leaf_noise(self, budget, data):
+        # the leaf's count vector: L1 sensitivity 1 (a record is in one class)
+        leaf_t, leaf_s = _laplace_ratio(1, budget["leaf"])
+        return {"leaf_t": leaf_t, "leaf_s": leaf_s}
+
+    def _output_values(self, values, data):
+        """Class probabilities from the noisy counts (post-processing).
+
+        Negative noisy counts are set to 0; a leaf whose counts are all 0 predicts the
+        uniform distribution. Internal nodes (NaN counts) stay NaN.
+        """
+        counts = np.maximum(values, 0.0)
+        totals = counts.sum(axis=1, keepdims=True)
+        uniform = np.full_like(counts, 1.0 / counts.shape[1])
+        probs = np.where(totals > 0, counts / np.where(totals > 0, totals, 1.0), uniform)
+        probs[np.isnan(values).any(axis=1)] = np.nan
+        return probs
+
+    def _record_targets(self, data):
+        self.classes_ = data.classes
+        self.n_classes_ = len(data.classes)
+
+
+_TREE_PARAMS_DOC = """
+    max_depth : int, default=5
+        Largest depth of a leaf (``l_max`` in Hoang & Nguyen, ``h`` in DiffPETs).
+    min_samples_split : float, default=20
+        A node splits only if its noisy count is at least this (``N_split``).
+    min_samples_leaf : float, default=10
+        A split is undone if a child's noisy count is below this (``N_leaf``).
+    n_bins : int, default=40
+        Equal-width bins per feature over the public bounds; ``n_bins - 1`` candidate
+        thresholds per feature (the paper's ``N_range``).
+    selection : {"exponential", "permute_and_flip"}, default="exponential"
+        Private split selection; permute-and-flip is never worse in expected utility.
+    budget_weights : tuple of 3 floats, default=(1.0, 1.0, 1.0)
+        Relative budget of a noisy count, a split choice and a leaf release (see
+        :func:`split_tree_budget`). Equal weights are the papers' equal split.
+    bounds : tuple (lower, upper), optional
+        Public feature bounds (scalars or arrays of length ``n_features``). If omitted they
+        are read from the data with a ``PrivacyLeakWarning``: the model is then not DP.
+    accountant : BudgetAccountant, optional
+        Where the fit's ``epsilon`` is spent; default: the default accountant.
+    random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
+        ``None`` uses OS entropy (use it for releases); a seed makes the noise
+        reproducible and recomputable by anyone who knows it."""
+
+
+class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree):
+    __doc__ = """Differentially private greedy regression tree (Hoang & Nguyen 2020).
 
     Grows a tree top-down on equal-width bins of public feature bounds. Each node
     releases a noisy count (exact discrete Laplace) that decides whether it may split;
@@ -143,38 +415,15 @@ class DPDecisionTreeRegressor(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Total privacy budget of the fit.
-    max_depth : int, default=5
-        ``l_max`` of the paper.
-    min_samples_split : float, default=20
-        ``N_split``: a node splits only if its noisy count is at least this.
-    min_samples_leaf : float, default=10
-        ``N_leaf``: a split is undone if a child's noisy count is below this.
-    n_bins : int, default=40
-        Equal-width bins per feature (``n_bins - 1`` candidate thresholds; the paper's
-        ``N_range``).
+        Total privacy budget of the fit.""" + _TREE_PARAMS_DOC + """
     leaf : {"mean", "median"}, default="mean"
         Leaf value; also sets the split utility (squared error for mean leaves, absolute
         error for median leaves), as in the paper.
-    selection : {"exponential", "permute_and_flip"}, default="exponential"
-        Private split selection. Permute-and-flip is never worse in expected utility.
-    budget_weights : tuple of 3 floats, default=(1.0, 1.0, 1.0)
-        Relative budget of a noisy count, a split choice and a leaf value (see
-        :func:`split_tree_budget`). Equal weights are the paper's equal split; weighting
-        leaves more is the option its authors suggest.
     n_target_bins : int, default=64
         Bins of the rescaled target for the absolute-error utility and median leaves.
-    bounds : tuple (lower, upper), optional
-        Public feature bounds (scalars or arrays of length ``n_features``). If omitted
-        they are read from the data with a ``PrivacyLeakWarning``: the model is then not DP.
     y_bounds : tuple (lower, upper), optional
         Public target bounds; targets are clipped to them. Omitted: read from the data,
         with a ``PrivacyLeakWarning``.
-    accountant : BudgetAccountant, optional
-        Where the fit's ``epsilon`` is spent; default: the default accountant.
-    random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
-        ``None`` uses OS entropy (use it for releases); a seed makes the noise
-        reproducible and recomputable by anyone who knows it.
 
     Attributes
     ----------
@@ -208,116 +457,80 @@ class DPDecisionTreeRegressor(RegressorMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    # -- parameters --------------------------------------------------------------------
-
     def _check_params(self):
-        epsilon = check_epsilon(self.epsilon)
-        check_positive_int(self.max_depth, "max_depth", minimum=0, maximum=64)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
-        check_positive_int(self.n_target_bins, "n_target_bins", minimum=2, maximum=256)
-        check_in(self.leaf, "leaf", ("mean", "median"))
-        check_in(self.selection, "selection", ("exponential", "permute_and_flip"))
-        for name in ("min_samples_split", "min_samples_leaf"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-                math.isfinite(value) and value >= 0
-            ):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        weights = self.budget_weights
-        if not (isinstance(weights, (tuple, list)) and len(weights) == 3):
-            raise ValueError(f"budget_weights must be 3 numbers (count, split, leaf), got {weights!r}")
-        return epsilon, split_tree_budget(epsilon, self.max_depth, weights)
-
-    def _builder(self, budget, fixed_scale):
-        """A compiled builder whose exact noise parameters realise ``budget``."""
-        count_t, count_s = _laplace_ratio(1, budget["count"])  # counts: sensitivity 1
-        split_q, split_eps_num, split_den = selection_constants(
-            _UTILITY_SENSITIVITY, budget["split"], monotonic=True
-        )
-        leaf_args = {}
-        if self.leaf == "mean":
-            # a leaf's fixed-point sum moves by at most fixed_scale (a target of 1)
-            leaf_args["leaf_t"], leaf_args["leaf_s"] = _laplace_ratio(fixed_scale, budget["leaf"])
-        else:
-            # integer rank scores, sensitivity 1, not monotonic: weight exp(-gap eps / 2)
-            leaf_args["leaf_eps_num"] = math.floor(budget["leaf"] * 2**32)
-            leaf_args["leaf_den"] = 2 * 2**32
-            if leaf_args["leaf_eps_num"] < 1:
-                raise ValueError("the leaf budget is below the resolution 2**-32")
-        return RegressionTreeBuilder(
-            n_bins=self.n_bins, n_y_bins=self.n_target_bins, max_depth=self.max_depth,
-            criterion="mse" if self.leaf == "mean" else "mae", leaf=self.leaf,
-            selection=self.selection, min_samples_split=float(self.min_samples_split),
-            min_samples_leaf=float(self.min_samples_leaf), fixed_scale=fixed_scale,
-            count_t=count_t, count_s=count_s, split_q=split_q, split_eps_num=split_eps_num,
-            split_den=split_den, **leaf_args,
-        )
-
-    def _grow(self, data, budget, rng):
-        """Build one tree on prepared data; returns a :class:`Tree` in target units."""
-        nodes = self._builder(budget, data.fixed_scale).build(
-            rng, data.codes, data.y_fixed, data.y_codes
-        )
-        is_split = nodes["left"] != -1
-        threshold = np.full(nodes["feature"].shape[0], np.nan)
-        threshold[is_split] = data.binner.thresholds(
-            nodes["feature"][is_split], nodes["bin_threshold"][is_split]
-        )
-        value = data.y_lower + nodes.pop("value") * (data.y_upper - data.y_lower)
-        return Tree(threshold=threshold, value=value, **nodes)
-
-    # -- estimator API -----------------------------------------------------------------
-
-    def fit(self, X, y):
-        """Fit the tree, spending ``epsilon`` from the accountant.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        epsilon, budget = self._check_params()
-        accountant = check_accountant(self.accountant)
-        data = _PreparedRegression(self, X, y)
-        rng = check_random_state(self.random_state)
-        accountant.spend(epsilon, label=type(self).__name__)
-        self.tree_ = self._grow(data, budget, rng)
-        self._record_fit(data, epsilon, budget)
-        return self
+        epsilon = super()._check_params()
+        self._check_regression_params()
+        return epsilon
 
     def _record_fit(self, data, epsilon, budget):
-        self.binner_ = data.binner
-        self.n_features_in_ = data.n_features
-        self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
-        self.y_bounds_ = (data.y_lower, data.y_upper)
-        self.privacy_leaks_ = list(data.leaks)
-        self.epsilon_spent_ = epsilon
-        self.budget_ = dict(budget)
-
-    def _codes(self, X):
-        check_is_fitted(self, "binner_")
-        X = check_features(X, n_features=self.n_features_in_, estimator=self)
-        return self.binner_.transform(X)
-
-    def apply(self, X):
-        """Index of the leaf each sample lands in."""
-        return self.tree_.apply(self._codes(X))
+        super()._record_fit(data, epsilon, budget)
+        self._record_targets(data)
 
     def predict(self, X):
         """Predicted targets: the released value of each sample's leaf.
 
         Prediction is post-processing of the released tree and costs no privacy.
         """
-        return self.tree_.predict(self._codes(X))
+        codes = self._codes(X)
+        return self.tree_.predict(codes)
 
-    def get_depth(self):
-        check_is_fitted(self, "tree_")
-        return self.tree_.max_depth
 
-    def get_n_leaves(self):
-        check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
+class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseDPTree):
+    __doc__ = """Differentially private greedy classification tree.
+
+    The classification twin of :class:`DPDecisionTreeRegressor`: noisy counts decide
+    where to stop, splits are chosen privately among all (feature, bin edge) candidates
+    with the Gini utility ``-sum_children n_child Gini(child)`` (sensitivity 2, monotonic:
+    see :mod:`dptrees._core._builder`), and each leaf releases its per-class counts with
+    exact discrete Laplace noise (L1 sensitivity 1). ``predict_proba`` normalises a leaf's
+    noisy counts (negative ones set to 0); ``predict`` takes the most probable class.
+
+    Privacy guarantee: ``epsilon``-differential privacy for add/remove-one neighbouring
+    datasets, given public ``bounds`` and ``classes``; budget per release as
+    :func:`split_tree_budget`. The fit spends ``epsilon`` from ``accountant``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of the fit.""" + _TREE_PARAMS_DOC + """
+    classes : array-like, optional
+        The public list of classes. Omitted: read from the data, with a
+        ``PrivacyLeakWarning``. Labels outside it are an error.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree; ``tree_.value`` holds each node's class probabilities.
+    classes_ : ndarray
+    n_classes_ : int
+    epsilon_spent_, budget_, privacy_leaks_, n_features_in_, bounds_
+        As for :class:`DPDecisionTreeRegressor`.
+    """
+
+    def __init__(self, epsilon=1.0, *, max_depth=5, min_samples_split=20, min_samples_leaf=10,
+                 n_bins=40, selection="exponential", budget_weights=(1.0, 1.0, 1.0),
+                 bounds=None, classes=None, accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_bins = n_bins
+        self.selection = selection
+        self.budget_weights = budget_weights
+        self.bounds = bounds
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _record_fit(self, data, epsilon, budget):
+        super()._record_fit(data, epsilon, budget)
+        self._record_targets(data)
+
+    def predict_proba(self, X):
+        """Class probabilities of each sample's leaf (post-processing: no privacy cost)."""
+        codes = self._codes(X)
+        return self.tree_.predict(codes)
+
+    def predict(self, X):
+        """The most probable class of each sample's leaf."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

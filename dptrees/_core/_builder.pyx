@@ -1,38 +1,52 @@
-"""Depth-first builder of differentially private regression trees, without the GIL.
+"""Depth-first builder of differentially private trees, without the GIL.
 
-The Python layer (:mod:`dptrees.tree`) decides the budget and turns it into exact integer
-noise parameters; this module does the per-row work: histograms of each node's rows,
-split utilities for every candidate, exact private selection, partitioning, noisy
-counts and leaf values. Rows of a node are kept contiguous in one index array,
-reordered in place at each split; nodes wait on an explicit stack (no recursion).
+The Python layer (:mod:`dptrees.tree`, :mod:`dptrees.forest`) decides the budget and turns
+it into exact integer noise parameters; this module does the per-row work: statistics of
+each node's rows, split utilities, exact private selection, partitioning, noisy counts
+and leaf values. Rows of a node are kept contiguous in one index array, reordered in place
+at each split; nodes wait on an explicit stack (no recursion).
 
-What a node releases, and why each release is private (add/remove-one neighbours,
-target rescaled by the caller to ``[0, 1]`` and held in fixed point as
-``rint(y * 2**F)``):
+Records carry bin codes of their features and a target: for regression, a fixed-point
+value ``rint(y * 2**F)`` of the target rescaled to ``[0, 1]`` and its bin code among
+``n_labels`` target bins; for classification, the class index among ``n_labels`` classes.
+
+What a node releases, and why each release is private (add/remove-one neighbours):
 
 * its **noisy count**: the number of its rows plus exact discrete Laplace noise.
   Sensitivity 1 (one record is in one node of each depth);
 * its **split** (feature, bin threshold), chosen by permute-and-flip or the exponential
-  mechanism over all ``n_features * (n_bins - 1)`` candidates (none excluded, whatever the
-  data). Utilities (see ``_mse_utilities`` and ``_mae_utilities``) have sensitivity 1
-  and are monotonic: adding a record never raises any of them;
+  mechanism among the candidates: *all* ``n_features * (n_bins - 1)`` (feature, edge)
+  pairs for the greedy splitter, or ``max_features`` pairs drawn from a separate random
+  stream that reads no data, for the random (ExtraTrees) splitter. Utilities are
+  monotonic (adding a record never raises any of them), with sensitivity 1 for squared
+  and absolute error (targets in [0, 1]) and 2 for Gini (see the ``_utility_*`` functions);
 * at a leaf, its **value**: for mean leaves the fixed-point sum of its targets plus exact
   discrete Laplace noise (sensitivity ``2**F``), divided by its noisy count; for median
-  leaves a bin centre of the target chosen by the exponential mechanism with the rank
-  utility ``-|#below - #above|`` (sensitivity 1).
+  leaves a target-bin centre chosen by the exponential mechanism with the rank utility
+  ``-|#below - #above|`` (sensitivity 1); for class-count leaves the per-class counts plus
+  exact discrete Laplace noise (L1 sensitivity 1: a record is in one class).
 
 Nodes of one depth hold disjoint rows, so their releases compose in parallel; along a
 record's path they compose sequentially. The caller sets the budget of each kind of
 release so that the path's total is the tree's epsilon.
+
+Statistics
+----------
+Per (feature, bin) cell the builder keeps ``width`` int64 statistics: ``[count, sum]`` for
+squared error, ``[count, n_0, ..., n_{L-1}]`` (counts per target bin or class) for the
+absolute error and Gini. The greedy splitter builds these histograms for every feature,
+measuring the *left* child (a public rule: child sizes are private) and taking the right
+one as parent minus left; the random splitter accumulates left-side statistics for its
+few candidates only.
 """
 
-from libc.math cimport rint, fabs
+from libc.math cimport rint, fabs, NAN
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from numpy.random cimport bitgen_t
 
-from dptrees._core._rng cimport bitgen_of, discrete_laplace
+from dptrees._core._rng cimport bitgen_of, discrete_laplace, uniform_below
 from dptrees._core._mechanisms cimport permute_and_flip, exponential_mechanism
 
 import numpy as np
@@ -40,10 +54,15 @@ import numpy as np
 cdef enum:
     CRITERION_MSE = 0
     CRITERION_MAE = 1
+    CRITERION_GINI = 2
     LEAF_MEAN = 0
     LEAF_MEDIAN = 1
+    LEAF_COUNTS = 2
     ERR_MEMORY = -1
     ERR_SCORE_RANGE = -2
+
+_CRITERIA = {"mse": CRITERION_MSE, "mae": CRITERION_MAE, "gini": CRITERION_GINI}
+_LEAVES = {"mean": LEAF_MEAN, "median": LEAF_MEDIAN, "counts": LEAF_COUNTS}
 
 
 cdef struct StackEntry:
@@ -52,91 +71,107 @@ cdef struct StackEntry:
     int32_t depth
     int32_t parent
     bint is_left
+    bint has_stats
     double noisy_count
 
 
 cdef struct NodeArrays:
     Py_ssize_t size
     Py_ssize_t capacity
+    Py_ssize_t value_width
     int32_t* feature
     int32_t* bin_threshold
     int32_t* left
     int32_t* right
     int32_t* depth
-    double* value
     double* noisy_count
+    double* value
+
+
+cdef bint _resize(void** p, size_t nbytes) noexcept nogil:
+    cdef void* q = realloc(p[0], nbytes)
+    if q == NULL:
+        return False
+    p[0] = q
+    return True
 
 
 cdef int _grow(NodeArrays* a) noexcept nogil:
     cdef Py_ssize_t cap = 64 if a.capacity == 0 else 2 * a.capacity
-    cdef void* p
-    p = realloc(a.feature, cap * sizeof(int32_t))
-    if p == NULL: return ERR_MEMORY
-    a.feature = <int32_t*>p
-    p = realloc(a.bin_threshold, cap * sizeof(int32_t))
-    if p == NULL: return ERR_MEMORY
-    a.bin_threshold = <int32_t*>p
-    p = realloc(a.left, cap * sizeof(int32_t))
-    if p == NULL: return ERR_MEMORY
-    a.left = <int32_t*>p
-    p = realloc(a.right, cap * sizeof(int32_t))
-    if p == NULL: return ERR_MEMORY
-    a.right = <int32_t*>p
-    p = realloc(a.depth, cap * sizeof(int32_t))
-    if p == NULL: return ERR_MEMORY
-    a.depth = <int32_t*>p
-    p = realloc(a.value, cap * sizeof(double))
-    if p == NULL: return ERR_MEMORY
-    a.value = <double*>p
-    p = realloc(a.noisy_count, cap * sizeof(double))
-    if p == NULL: return ERR_MEMORY
-    a.noisy_count = <double*>p
+    if not (_resize(<void**>&a.feature, cap * sizeof(int32_t))
+            and _resize(<void**>&a.bin_threshold, cap * sizeof(int32_t))
+            and _resize(<void**>&a.left, cap * sizeof(int32_t))
+            and _resize(<void**>&a.right, cap * sizeof(int32_t))
+            and _resize(<void**>&a.depth, cap * sizeof(int32_t))
+            and _resize(<void**>&a.noisy_count, cap * sizeof(double))
+            and _resize(<void**>&a.value, cap * a.value_width * sizeof(double))):
+        return ERR_MEMORY
     a.capacity = cap
     return 0
 
 
 cdef void _free_nodes(NodeArrays* a) noexcept nogil:
     free(a.feature); free(a.bin_threshold); free(a.left); free(a.right)
-    free(a.depth); free(a.value); free(a.noisy_count)
+    free(a.depth); free(a.noisy_count); free(a.value)
 
 
-cdef class RegressionTreeBuilder:
-    """Builds one DP regression tree; see the module docstring for what it releases.
+cdef struct Workspace:
+    int64_t* slots        # one statistics buffer per stack slot
+    int64_t* current      # the popped node's statistics
+    int64_t* left_stats   # random splitter: left-side statistics of each candidate
+    int64_t* totals       # statistics of the node's rows (width entries)
+    int64_t* labels       # label histogram of a leaf
+    int64_t* scores
+    double* utilities
+    Py_ssize_t* work
+    int32_t* cand_feature
+    int32_t* cand_bin
 
-    All noise parameters are exact integers prepared by :mod:`dptrees.tree`:
+
+cdef class TreeBuilder:
+    """Builds one DP tree; see the module docstring for what it releases.
+
+    Noise parameters are exact integers prepared by the Python layer:
     ``count_t / count_s`` is the discrete-Laplace scale of noisy counts;
-    ``split_q, split_eps_num, split_den`` quantise and weight split utilities
+    ``split_q, split_eps_num, split_den`` quantise and weight utilities
     (:func:`dptrees.mechanisms.selection_constants`); ``leaf_t / leaf_s`` is the
-    discrete-Laplace scale of a leaf's fixed-point sum (mean leaves);
-    ``leaf_eps_num, leaf_den`` weight the median's rank scores (median leaves).
+    discrete-Laplace scale of a leaf's fixed-point sum (mean leaves) or of each class
+    count (count leaves); ``leaf_eps_num / leaf_den`` weights the median's rank scores.
+    ``max_features == 0`` selects the greedy splitter over all candidates; otherwise
+    ``max_features`` random candidates per node.
     """
 
-    cdef int n_bins, n_y_bins, max_depth, criterion, leaf_kind
+    cdef int n_bins, n_labels, max_depth, criterion, leaf_kind, width, max_features
     cdef bint permute_flip
     cdef double min_samples_split, min_samples_leaf, fixed_scale
     cdef uint64_t count_t, count_s, leaf_t, leaf_s
     cdef double split_q
     cdef uint64_t split_eps_num, split_den, leaf_eps_num, leaf_den
 
-    def __init__(self, *, int n_bins, int n_y_bins, int max_depth, str criterion, str leaf,
-                 str selection, double min_samples_split, double min_samples_leaf,
-                 double fixed_scale, uint64_t count_t, uint64_t count_s, double split_q,
-                 uint64_t split_eps_num, uint64_t split_den, uint64_t leaf_t=1,
-                 uint64_t leaf_s=1, uint64_t leaf_eps_num=1, uint64_t leaf_den=1):
-        if not 2 <= n_bins <= 256 or not 2 <= n_y_bins <= 256 or max_depth < 0:
-            raise ValueError("n_bins and n_y_bins must be in [2, 256], max_depth >= 0")
-        if criterion not in ("mse", "mae") or leaf not in ("mean", "median"):
-            raise ValueError("criterion must be 'mse' or 'mae', leaf 'mean' or 'median'")
+    def __init__(self, *, int n_bins, int n_labels, int max_depth, str criterion, str leaf,
+                 str selection, int max_features, double min_samples_split,
+                 double min_samples_leaf, double fixed_scale, uint64_t count_t,
+                 uint64_t count_s, double split_q, uint64_t split_eps_num, uint64_t split_den,
+                 uint64_t leaf_t=1, uint64_t leaf_s=1, uint64_t leaf_eps_num=1,
+                 uint64_t leaf_den=1):
+        if not 2 <= n_bins <= 256 or not 2 <= n_labels <= 256 or not 0 <= max_depth <= 64:
+            raise ValueError("n_bins and n_labels must be in [2, 256], max_depth in [0, 64]")
+        if criterion not in _CRITERIA or leaf not in _LEAVES:
+            raise ValueError(f"unknown criterion {criterion!r} or leaf {leaf!r}")
         if selection not in ("permute_and_flip", "exponential"):
             raise ValueError("selection must be 'permute_and_flip' or 'exponential'")
+        if max_features < 0:
+            raise ValueError("max_features must be >= 0")
         if min(count_t, count_s, leaf_t, leaf_s, split_eps_num, split_den, leaf_eps_num,
-               leaf_den) < 1 or not split_q > 0:
+               leaf_den) < 1 or not split_q > 0 or not fixed_scale > 0:
             raise ValueError("noise parameters must be positive")
         self.n_bins = n_bins
-        self.n_y_bins = n_y_bins
+        self.n_labels = n_labels
         self.max_depth = max_depth
-        self.criterion = CRITERION_MSE if criterion == "mse" else CRITERION_MAE
-        self.leaf_kind = LEAF_MEAN if leaf == "mean" else LEAF_MEDIAN
+        self.criterion = _CRITERIA[criterion]
+        self.leaf_kind = _LEAVES[leaf]
+        self.width = 2 if self.criterion == CRITERION_MSE else 1 + n_labels
+        self.max_features = max_features
         self.permute_flip = selection == "permute_and_flip"
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -146,74 +181,101 @@ cdef class RegressionTreeBuilder:
         self.leaf_t, self.leaf_s = leaf_t, leaf_s
         self.leaf_eps_num, self.leaf_den = leaf_eps_num, leaf_den
 
-    def build(self, generator, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
-              const uint8_t[::1] y_codes):
+    @property
+    def value_width(self):
+        return self.n_labels if self.leaf_kind == LEAF_COUNTS else 1
+
+    def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
+              const int64_t[::1] y_fixed, const uint8_t[::1] labels):
         """Build the tree; returns a dict of node arrays.
 
-        ``codes``: (n, p) feature bin codes, each below ``n_bins``; ``y_fixed``: targets in
-        ``[0, 1]`` as ``rint(y * fixed_scale)``; ``y_codes``: target bin codes, each below
-        ``n_y_bins``.
+        ``value`` has one entry per node (regression) or ``value_width`` columns (class
+        counts); it is NaN at internal nodes.
+
+        ``generator`` draws all noise; ``candidate_generator`` draws the random splitter's
+        candidates and nothing else, so those never depend on the data. ``codes``: (n, p)
+        feature bin codes below ``n_bins``; ``y_fixed``: targets in ``[0, fixed_scale]``
+        (ignored for classification); ``labels``: target bins or classes below ``n_labels``.
         """
-        cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1], i
+        cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1]
         cdef bitgen_t* bg = bitgen_of(generator)
+        cdef bitgen_t* cand_bg = bitgen_of(candidate_generator)
         cdef NodeArrays nodes
         cdef int status
-        if y_fixed.shape[0] != n or y_codes.shape[0] != n:
-            raise ValueError("codes, y_fixed and y_codes must have one entry per row")
-        if p < 1 or p * (self.n_bins - 1) >= 2**31:
-            raise ValueError("need at least one feature and fewer than 2**31 candidates")
-        # The loops below index histograms by these values: check them once here.
-        if n and (np.asarray(codes).max() >= self.n_bins or np.asarray(y_codes).max() >= self.n_y_bins):
-            raise ValueError("bin codes out of range")
+        # An empty part of a partition forest still gets a (noisy) tree: skipping it would
+        # reveal that it is empty. So n == 0 is allowed.
+        if p < 1:
+            raise ValueError("need at least one feature")
+        if y_fixed.shape[0] != n or labels.shape[0] != n:
+            raise ValueError("codes, y_fixed and labels must have one entry per row")
+        if p * (self.n_bins - 1) >= 2**31:
+            raise ValueError("too many split candidates")
+        # The loops below index statistics by these values: check them once here.
+        if n and (np.asarray(codes).max() >= self.n_bins
+                  or np.asarray(labels).max() >= self.n_labels):
+            raise ValueError("bin codes or labels out of range")
         if n and (np.asarray(y_fixed).min() < 0 or np.asarray(y_fixed).max() > self.fixed_scale):
             raise ValueError("fixed-point targets out of range")
+        if candidate_generator is generator:
+            raise ValueError("candidates need their own generator, separate from the noise")
         memset(&nodes, 0, sizeof(NodeArrays))
-        index = np.arange(n, dtype=np.intp)
+        nodes.value_width = self.value_width
+        index = np.arange(max(n, 1), dtype=np.intp)  # one spare slot keeps &idx[0] valid
         cdef Py_ssize_t[::1] idx = index
         try:
-            with generator.bit_generator.lock, nogil:
-                status = self._build(bg, codes, y_fixed, y_codes, &idx[0] if n else NULL, n, p,
-                                     &nodes)
+            with generator.bit_generator.lock, candidate_generator.bit_generator.lock, nogil:
+                status = self._build(bg, cand_bg, codes, y_fixed, labels, &idx[0], n, p, &nodes)
             if status == ERR_MEMORY:
                 raise MemoryError("out of memory while building the tree")
             if status == ERR_SCORE_RANGE:
                 raise OverflowError("split utilities out of range for exact selection")
             size = nodes.size
+            value = np.asarray(<double[:size * nodes.value_width]>nodes.value).copy()
             return {
                 "feature": np.asarray(<int32_t[:size]>nodes.feature).copy(),
                 "bin_threshold": np.asarray(<int32_t[:size]>nodes.bin_threshold).copy(),
                 "left": np.asarray(<int32_t[:size]>nodes.left).copy(),
                 "right": np.asarray(<int32_t[:size]>nodes.right).copy(),
                 "depth": np.asarray(<int32_t[:size]>nodes.depth).copy(),
-                "value": np.asarray(<double[:size]>nodes.value).copy(),
                 "noisy_count": np.asarray(<double[:size]>nodes.noisy_count).copy(),
+                "value": value.reshape(size, nodes.value_width) if nodes.value_width > 1 else value,
             }
         finally:
             _free_nodes(&nodes)
 
-    cdef int _build(self, bitgen_t* bg, const uint8_t[:, ::1] codes,
-                    const int64_t[::1] y_fixed, const uint8_t[::1] y_codes,
-                    Py_ssize_t* idx, Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes) noexcept nogil:
-        cdef Py_ssize_t n_cand = p * (self.n_bins - 1)
-        cdef Py_ssize_t hist_size = p * self.n_bins
-        # ycounts doubles as the median leaf's target histogram, scores as its rank scores
-        cdef Py_ssize_t yhist_size = (hist_size * self.n_y_bins if self.criterion == CRITERION_MAE
-                                      else self.n_y_bins)
-        cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_y_bins else self.n_y_bins
-        cdef int64_t* counts = <int64_t*>malloc(hist_size * sizeof(int64_t))
-        cdef int64_t* sums = <int64_t*>malloc(hist_size * sizeof(int64_t))
-        cdef int64_t* ycounts = <int64_t*>malloc(yhist_size * sizeof(int64_t))
-        cdef int64_t* scores = <int64_t*>malloc(n_scores * sizeof(int64_t))
-        cdef double* utilities = <double*>malloc(n_cand * sizeof(double))
-        cdef Py_ssize_t* work = <Py_ssize_t*>malloc(n_cand * sizeof(Py_ssize_t))
-        cdef StackEntry* stack = <StackEntry*>malloc((self.max_depth + 2) * 2 * sizeof(StackEntry))
-        cdef Py_ssize_t top = 0, node_id, chosen, mid
+    # -- the build loop ----------------------------------------------------------------
+
+    cdef int _build(self, bitgen_t* bg, bitgen_t* cand_bg, const uint8_t[:, ::1] codes,
+                    const int64_t[::1] y_fixed, const uint8_t[::1] labels, Py_ssize_t* idx,
+                    Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes) noexcept nogil:
+        cdef bint greedy = self.max_features == 0
+        cdef Py_ssize_t k = p if (greedy or self.max_features > p) else self.max_features
+        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if greedy else k
+        cdef Py_ssize_t hist = p * self.n_bins * self.width if greedy else 0
+        cdef Py_ssize_t n_slots = 2 * (self.max_depth + 2)
+        cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
+        cdef Py_ssize_t n_work = n_scores if n_scores > p else p
+        cdef Workspace w
+        cdef StackEntry stack[132]
         cdef StackEntry e
+        cdef Py_ssize_t top = 0, node_id, chosen, mid, m
         cdef int32_t f, b
         cdef double left_count, right_count
+        cdef bint left_needs, right_needs
         cdef int status = 0
-        if (counts == NULL or sums == NULL or ycounts == NULL or scores == NULL
-                or utilities == NULL or work == NULL or stack == NULL):
+        w.slots = <int64_t*>malloc((n_slots * hist + 1) * sizeof(int64_t))
+        w.current = <int64_t*>malloc((hist + 1) * sizeof(int64_t))
+        w.left_stats = <int64_t*>malloc(k * self.width * sizeof(int64_t))
+        w.totals = <int64_t*>malloc(self.width * sizeof(int64_t))
+        w.labels = <int64_t*>malloc(self.n_labels * sizeof(int64_t))
+        w.scores = <int64_t*>malloc(n_scores * sizeof(int64_t))
+        w.utilities = <double*>malloc(n_cand * sizeof(double))
+        w.work = <Py_ssize_t*>malloc(n_work * sizeof(Py_ssize_t))
+        w.cand_feature = <int32_t*>malloc(k * sizeof(int32_t))
+        w.cand_bin = <int32_t*>malloc(k * sizeof(int32_t))
+        if (w.slots == NULL or w.current == NULL or w.left_stats == NULL or w.totals == NULL
+                or w.labels == NULL or w.scores == NULL or w.utilities == NULL
+                or w.work == NULL or w.cand_feature == NULL or w.cand_bin == NULL):
             status = ERR_MEMORY
         else:
             stack[0].start = 0
@@ -222,6 +284,9 @@ cdef class RegressionTreeBuilder:
             stack[0].parent = -1
             stack[0].is_left = False
             stack[0].noisy_count = n + discrete_laplace(bg, self.count_t, self.count_s)
+            stack[0].has_stats = greedy and self._may_split(0, stack[0].noisy_count)
+            if stack[0].has_stats:
+                self._histograms(codes, y_fixed, labels, idx, 0, n, p, w.slots)
             top = 1
         while status == 0 and top > 0:
             top -= 1
@@ -237,202 +302,267 @@ cdef class RegressionTreeBuilder:
             nodes.right[node_id] = -1
             nodes.feature[node_id] = -1
             nodes.bin_threshold[node_id] = -1
+            for m in range(nodes.value_width):  # only leaves release a value
+                nodes.value[node_id * nodes.value_width + m] = NAN
             if e.parent >= 0:
                 if e.is_left:
                     nodes.left[e.parent] = <int32_t>node_id
                 else:
                     nodes.right[e.parent] = <int32_t>node_id
 
-            if e.depth < self.max_depth and e.noisy_count >= self.min_samples_split:
-                self._histograms(codes, y_fixed, y_codes, idx, e.start, e.end, p,
-                                 counts, sums, ycounts)
-                if self.criterion == CRITERION_MSE:
-                    self._mse_utilities(counts, sums, p, utilities)
+            if self._may_split(e.depth, e.noisy_count):
+                if greedy:
+                    memcpy(w.current, w.slots + top * hist, hist * sizeof(int64_t))
+                    self._greedy_utilities(w.current, p, w.utilities)
                 else:
-                    self._mae_utilities(counts, ycounts, p, utilities)
-                if self._quantise(utilities, n_cand, scores) != 0:
+                    _draw_candidates(cand_bg, p, k, self.n_bins, w.work, w.cand_feature,
+                                     w.cand_bin)
+                    self._candidate_stats(codes, y_fixed, labels, idx, e.start, e.end, k,
+                                          w.cand_feature, w.cand_bin, w.totals, w.left_stats)
+                    self._random_utilities(w.totals, w.left_stats, k, w.utilities)
+                if _quantise(w.utilities, n_cand, self.split_q, w.scores) != 0:
                     status = ERR_SCORE_RANGE
                     break
                 if self.permute_flip:
-                    chosen = permute_and_flip(bg, scores, n_cand, self.split_eps_num,
-                                              self.split_den, work)
+                    chosen = permute_and_flip(bg, w.scores, n_cand, self.split_eps_num,
+                                              self.split_den, w.work)
                 else:
-                    chosen = exponential_mechanism(bg, scores, n_cand, self.split_eps_num,
+                    chosen = exponential_mechanism(bg, w.scores, n_cand, self.split_eps_num,
                                                    self.split_den)
-                f = <int32_t>(chosen // (self.n_bins - 1))
-                b = <int32_t>(chosen % (self.n_bins - 1))
+                if greedy:
+                    f = <int32_t>(chosen // (self.n_bins - 1))
+                    b = <int32_t>(chosen % (self.n_bins - 1))
+                else:
+                    f = w.cand_feature[chosen]
+                    b = w.cand_bin[chosen]
                 mid = _partition(codes, idx, e.start, e.end, f, b)
                 left_count = (mid - e.start) + discrete_laplace(bg, self.count_t, self.count_s)
                 right_count = (e.end - mid) + discrete_laplace(bg, self.count_t, self.count_s)
                 if left_count >= self.min_samples_leaf and right_count >= self.min_samples_leaf:
                     nodes.feature[node_id] = f
                     nodes.bin_threshold[node_id] = b
+                    left_needs = greedy and self._may_split(e.depth + 1, left_count)
+                    right_needs = greedy and self._may_split(e.depth + 1, right_count)
+                    # Left child's histogram measured, right one = parent - left.
+                    if left_needs or right_needs:
+                        self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
+                                         w.slots + (top + 1) * hist)
+                    if right_needs:
+                        _subtract(w.current, w.slots + (top + 1) * hist, hist,
+                                  w.slots + top * hist)
                     # right first, so that the left child is built (and numbered) first
-                    stack[top].start = mid
-                    stack[top].end = e.end
-                    stack[top].depth = e.depth + 1
-                    stack[top].parent = <int32_t>node_id
-                    stack[top].is_left = False
-                    stack[top].noisy_count = right_count
-                    stack[top + 1].start = e.start
-                    stack[top + 1].end = mid
-                    stack[top + 1].depth = e.depth + 1
-                    stack[top + 1].parent = <int32_t>node_id
-                    stack[top + 1].is_left = True
-                    stack[top + 1].noisy_count = left_count
+                    _set_entry(&stack[top], mid, e.end, e.depth + 1, node_id, False,
+                               right_needs, right_count)
+                    _set_entry(&stack[top + 1], e.start, mid, e.depth + 1, node_id, True,
+                               left_needs, left_count)
                     top += 2
                     continue
-            nodes.value[node_id] = self._leaf_value(bg, y_fixed, y_codes, idx, e.start, e.end,
-                                                    e.noisy_count, ycounts, scores, work)
-        free(counts); free(sums); free(ycounts); free(scores); free(utilities); free(work)
-        free(stack)
+            self._leaf_value(bg, y_fixed, labels, idx, e.start, e.end, e.noisy_count, w,
+                             nodes.value + node_id * nodes.value_width)
+        free(w.slots); free(w.current); free(w.left_stats); free(w.totals); free(w.labels)
+        free(w.scores); free(w.utilities); free(w.work); free(w.cand_feature); free(w.cand_bin)
         return status
 
+    cdef inline bint _may_split(self, int depth, double noisy_count) noexcept nogil:
+        return depth < self.max_depth and noisy_count >= self.min_samples_split
+
+    # -- statistics --------------------------------------------------------------------
+
+    cdef inline void _add_row(self, int64_t* cell, Py_ssize_t row, const int64_t[::1] y_fixed,
+                              const uint8_t[::1] labels) noexcept nogil:
+        cell[0] += 1
+        if self.criterion == CRITERION_MSE:
+            cell[1] += y_fixed[row]
+        else:
+            cell[1 + labels[row]] += 1
+
     cdef void _histograms(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
-                          const uint8_t[::1] y_codes, const Py_ssize_t* idx, Py_ssize_t start,
-                          Py_ssize_t end, Py_ssize_t p, int64_t* counts, int64_t* sums,
-                          int64_t* ycounts) noexcept nogil:
-        """Per (feature, bin): row count and fixed-point target sum (and, for MAE, target-bin counts)."""
-        cdef Py_ssize_t i, j, row, cell
-        cdef int64_t yv
-        cdef int ny = self.n_y_bins
-        memset(counts, 0, p * self.n_bins * sizeof(int64_t))
-        memset(sums, 0, p * self.n_bins * sizeof(int64_t))
-        if self.criterion == CRITERION_MAE:
-            memset(ycounts, 0, p * self.n_bins * ny * sizeof(int64_t))
+                          const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
+                          Py_ssize_t end, Py_ssize_t p, int64_t* out) noexcept nogil:
+        """Statistics of rows ``idx[start:end]`` per (feature, bin) cell."""
+        cdef Py_ssize_t i, j, row
+        cdef Py_ssize_t stride = self.n_bins * self.width
+        memset(out, 0, p * stride * sizeof(int64_t))
         for i in range(start, end):
             row = idx[i]
-            yv = y_fixed[row]
             for j in range(p):
-                cell = j * self.n_bins + codes[row, j]
-                counts[cell] += 1
-                sums[cell] += yv
-                if self.criterion == CRITERION_MAE:
-                    ycounts[cell * ny + y_codes[row]] += 1
+                self._add_row(out + j * stride + codes[row, j] * self.width, row, y_fixed,
+                              labels)
 
-    cdef void _mse_utilities(self, const int64_t* counts, const int64_t* sums, Py_ssize_t p,
-                             double* utilities) noexcept nogil:
-        """``u = S_L**2 / n_L + S_R**2 / n_R`` for every (feature, threshold) candidate.
+    cdef void _candidate_stats(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
+                               const uint8_t[::1] labels, const Py_ssize_t* idx,
+                               Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
+                               const int32_t* cand_feature, const int32_t* cand_bin,
+                               int64_t* totals, int64_t* left) noexcept nogil:
+        """Statistics of all rows and of each candidate's left side."""
+        cdef Py_ssize_t i, c, row
+        memset(totals, 0, self.width * sizeof(int64_t))
+        memset(left, 0, k * self.width * sizeof(int64_t))
+        for i in range(start, end):
+            row = idx[i]
+            self._add_row(totals, row, y_fixed, labels)
+            for c in range(k):
+                if codes[row, cand_feature[c]] <= cand_bin[c]:
+                    self._add_row(left + c * self.width, row, y_fixed, labels)
 
-        This is minus the split's sum of squared errors, ``-(SSE_L + SSE_R)``, plus the
-        node's ``sum(y**2)``, which is the same for every candidate and so does not change
-        the selection. Sensitivity: for targets in [0, 1], adding a record to a set of
-        size ``n`` raises its SSE by ``n / (n + 1) (y - mean)**2 <= 1``, and the record
-        joins one side only; so each ``-(SSE_L + SSE_R)`` drops by at most 1 and never
-        rises (monotonic). Float rounding of these sums is below ``2**-19`` for nodes of
-        under ``2**31`` rows; the caller adds it to the sensitivity.
+    # -- utilities (sensitivities in the docstrings) -----------------------------------
+
+    cdef double _side_utility(self, const int64_t* s) noexcept nogil:
+        """One child's share of the utility, from its statistics ``s``.
+
+        * squared error: ``S**2 / n``, i.e. ``-SSE + sum(y**2)``. For targets in [0, 1],
+          adding a record to a set of size ``n`` raises its SSE by
+          ``n / (n + 1) (y - mean)**2 <= 1`` and never lowers it;
+        * absolute error: ``-SAE`` with targets at their bin centres ``(k + 0.5) / L``;
+          adding a record raises the SAE (minimised over the centre) by at most its
+          distance to the old median, below 1, and never lowers it;
+        * Gini: ``sum_c n_c**2 / n``, i.e. ``-(n Gini(n)) + n``; adding a record raises
+          ``n Gini`` by ``1 - (2 n n_a + n - sum n_c**2) / (n (n + 1))``, in ``[0, 2)``.
+
+        The record joins one side only, and the terms ``sum(y**2)`` and ``n`` are the same
+        for every candidate of a node (they cancel in the selection). So every utility has
+        sensitivity 1 (errors) or 2 (Gini) and is monotonic. Float rounding is below
+        ``2**-19`` for nodes of under ``2**31`` rows; the caller adds it to the sensitivity.
         """
-        cdef Py_ssize_t j, b, c = 0
-        cdef int64_t n_total, s_total, n_left, s_left
-        cdef double sl, sr, u
-        for j in range(p):
-            n_total = 0
-            s_total = 0
-            for b in range(self.n_bins):
-                n_total += counts[j * self.n_bins + b]
-                s_total += sums[j * self.n_bins + b]
-            n_left = 0
-            s_left = 0
-            for b in range(self.n_bins - 1):
-                n_left += counts[j * self.n_bins + b]
-                s_left += sums[j * self.n_bins + b]
-                sl = s_left / self.fixed_scale
-                sr = (s_total - s_left) / self.fixed_scale
-                u = 0.0
-                if n_left > 0:
-                    u += sl * sl / n_left
-                if n_total - n_left > 0:
-                    u += sr * sr / (n_total - n_left)
-                utilities[c] = u
-                c += 1
-
-    cdef double _sae(self, const int64_t* hist, int64_t total) noexcept nogil:
-        """Sum of absolute deviations from the median of targets binned at ``(k + 0.5) / n_y_bins``."""
+        cdef int64_t n = s[0]
         cdef int k, med = 0
         cdef int64_t acc = 0
-        cdef double s = 0.0
-        if total == 0:
+        cdef double total = 0.0, mean_part
+        if n == 0:
             return 0.0
-        for k in range(self.n_y_bins):
-            acc += hist[k]
-            if 2 * acc >= total:
+        if self.criterion == CRITERION_MSE:
+            mean_part = s[1] / self.fixed_scale
+            return mean_part * mean_part / n
+        if self.criterion == CRITERION_GINI:
+            for k in range(self.n_labels):
+                total += (<double>s[1 + k]) * s[1 + k]
+            return total / n
+        for k in range(self.n_labels):
+            acc += s[1 + k]
+            if 2 * acc >= n:
                 med = k
                 break
-        for k in range(self.n_y_bins):
-            s += hist[k] * fabs(<double>(k - med))
-        return s / self.n_y_bins
+        for k in range(self.n_labels):
+            total += s[1 + k] * fabs(<double>(k - med))
+        return -total / self.n_labels
 
-    cdef void _mae_utilities(self, const int64_t* counts, const int64_t* ycounts, Py_ssize_t p,
-                             double* utilities) noexcept nogil:
-        """``u = -(SAE_L + SAE_R)`` for every candidate, targets taken at their bin centres.
-
-        Sensitivity: with values in [0, 1], adding a record raises a set's SAE (minimised
-        over the centre) by at most the record's distance to the old median, below 1, and
-        never lowers it; the record joins one side. So sensitivity 1, monotonic.
-        """
-        cdef Py_ssize_t j, b, k, c = 0
-        cdef int ny = self.n_y_bins
-        cdef int64_t left[256]
-        cdef int64_t right[256]
-        cdef int64_t n_left, n_total
+    cdef void _greedy_utilities(self, const int64_t* hist, Py_ssize_t p,
+                                double* utilities) noexcept nogil:
+        """Utility of every (feature, edge) candidate from full histograms."""
+        cdef Py_ssize_t j, b, m, c = 0
+        cdef Py_ssize_t wd = self.width
+        cdef int64_t left[257]
+        cdef int64_t right[257]
         for j in range(p):
-            for k in range(ny):
-                left[k] = 0
-                right[k] = 0
-            n_total = 0
+            for m in range(wd):
+                left[m] = 0
+                right[m] = 0
             for b in range(self.n_bins):
-                n_total += counts[j * self.n_bins + b]
-                for k in range(ny):
-                    right[k] += ycounts[(j * self.n_bins + b) * ny + k]
-            n_left = 0
+                for m in range(wd):
+                    right[m] += hist[(j * self.n_bins + b) * wd + m]
             for b in range(self.n_bins - 1):
-                n_left += counts[j * self.n_bins + b]
-                for k in range(ny):
-                    left[k] += ycounts[(j * self.n_bins + b) * ny + k]
-                    right[k] -= ycounts[(j * self.n_bins + b) * ny + k]
-                utilities[c] = -(self._sae(left, n_left) + self._sae(right, n_total - n_left))
+                for m in range(wd):
+                    left[m] += hist[(j * self.n_bins + b) * wd + m]
+                    right[m] -= hist[(j * self.n_bins + b) * wd + m]
+                utilities[c] = self._side_utility(left) + self._side_utility(right)
                 c += 1
 
-    cdef int _quantise(self, const double* utilities, Py_ssize_t n, int64_t* scores) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double units
-        for i in range(n):
-            units = rint(utilities[i] / self.split_q)
-            if not fabs(units) < 4.0e18:
-                return ERR_SCORE_RANGE
-            scores[i] = <int64_t>units
-        return 0
+    cdef void _random_utilities(self, const int64_t* totals, const int64_t* left,
+                                Py_ssize_t k, double* utilities) noexcept nogil:
+        cdef Py_ssize_t c, m
+        cdef int64_t right[257]
+        for c in range(k):
+            for m in range(self.width):
+                right[m] = totals[m] - left[c * self.width + m]
+            utilities[c] = self._side_utility(left + c * self.width) + self._side_utility(right)
 
-    cdef double _leaf_value(self, bitgen_t* bg, const int64_t[::1] y_fixed,
-                            const uint8_t[::1] y_codes, const Py_ssize_t* idx, Py_ssize_t start,
-                            Py_ssize_t end, double noisy_count, int64_t* ybuf, int64_t* scores,
-                            Py_ssize_t* work) noexcept nogil:
-        """A leaf's released value in [0, 1] (target units rescaled by the caller)."""
+    # -- leaves ------------------------------------------------------------------------
+
+    cdef void _leaf_value(self, bitgen_t* bg, const int64_t[::1] y_fixed,
+                          const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
+                          Py_ssize_t end, double noisy_count, Workspace w,
+                          double* value) noexcept nogil:
+        """Write a leaf's released value(s): [0, 1] for regression, noisy counts per class."""
         cdef Py_ssize_t i, k
         cdef int64_t total = 0, below, above
-        cdef double value
-        cdef int ny = self.n_y_bins
+        cdef double v
+        cdef int nl = self.n_labels
         if self.leaf_kind == LEAF_MEAN:
-            # Noisy fixed-point sum over the noisy count (both released); clipped to [0, 1].
+            # Noisy fixed-point sum over the released noisy count; clipped to [0, 1].
             for i in range(start, end):
                 total += y_fixed[idx[i]]
-            value = (total + discrete_laplace(bg, self.leaf_t, self.leaf_s)) / self.fixed_scale
-            value /= noisy_count if noisy_count > 1.0 else 1.0
-            return 0.0 if value < 0.0 else (1.0 if value > 1.0 else value)
-        # Median: exponential mechanism over target-bin centres with rank utility
-        # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1).
-        for k in range(ny):
-            ybuf[k] = 0
+            v = (total + discrete_laplace(bg, self.leaf_t, self.leaf_s)) / self.fixed_scale
+            v /= noisy_count if noisy_count > 1.0 else 1.0
+            value[0] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+            return
+        for k in range(nl):
+            w.labels[k] = 0
         for i in range(start, end):
-            ybuf[y_codes[idx[i]]] += 1
-            total += 1
+            w.labels[labels[idx[i]]] += 1
+        if self.leaf_kind == LEAF_COUNTS:
+            # One record is in one class: L1 sensitivity 1 for the whole count vector.
+            for k in range(nl):
+                value[k] = w.labels[k] + discrete_laplace(bg, self.leaf_t, self.leaf_s)
+            return
+        # Median: exponential mechanism over target-bin centres, rank utility
+        # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1).
+        total = end - start
         below = 0
-        for k in range(ny):
-            above = total - below - ybuf[k]
-            scores[k] = -(below - above if below >= above else above - below)
-            below += ybuf[k]
-        k = exponential_mechanism(bg, scores, ny, self.leaf_eps_num, self.leaf_den)
-        return (k + 0.5) / ny
+        for k in range(nl):
+            above = total - below - w.labels[k]
+            w.scores[k] = -(below - above if below >= above else above - below)
+            below += w.labels[k]
+        k = exponential_mechanism(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den)
+        value[0] = (k + 0.5) / nl
+
+
+cdef inline void _set_entry(StackEntry* s, Py_ssize_t start, Py_ssize_t end, int32_t depth,
+                            Py_ssize_t parent, bint is_left, bint has_stats,
+                            double noisy_count) noexcept nogil:
+    s.start = start
+    s.end = end
+    s.depth = depth
+    s.parent = <int32_t>parent
+    s.is_left = is_left
+    s.has_stats = has_stats
+    s.noisy_count = noisy_count
+
+
+cdef inline void _subtract(const int64_t* parent, const int64_t* left, Py_ssize_t n,
+                           int64_t* out) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = parent[i] - left[i]
+
+
+cdef void _draw_candidates(bitgen_t* cand_bg, Py_ssize_t p, Py_ssize_t k, int n_bins,
+                           Py_ssize_t* work, int32_t* feature, int32_t* bin_) noexcept nogil:
+    """``k`` distinct features and one uniform bin edge each, from ``cand_bg`` alone.
+
+    Reads no data: the draws depend only on the candidate stream, ``p``, ``k`` and
+    ``n_bins`` (partial Fisher-Yates over the features).
+    """
+    cdef Py_ssize_t i, j, tmp
+    for i in range(p):
+        work[i] = i
+    for i in range(k):
+        j = i + <Py_ssize_t>uniform_below(cand_bg, <uint64_t>(p - i))
+        tmp = work[i]
+        work[i] = work[j]
+        work[j] = tmp
+        feature[i] = <int32_t>work[i]
+        bin_[i] = <int32_t>uniform_below(cand_bg, <uint64_t>(n_bins - 1))
+
+
+cdef int _quantise(const double* utilities, Py_ssize_t n, double q, int64_t* scores) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double units
+    for i in range(n):
+        units = rint(utilities[i] / q)
+        if not fabs(units) < 4.0e18:
+            return ERR_SCORE_RANGE
+        scores[i] = <int64_t>units
+    return 0
 
 
 cdef Py_ssize_t _partition(const uint8_t[:, ::1] codes, Py_ssize_t* idx, Py_ssize_t start,
