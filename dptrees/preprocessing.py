@@ -1,0 +1,147 @@
+"""Turning tables with categorical columns into bounded numeric features, from public schemas.
+
+Differentially private trees need every feature as a number with public bounds. A schema
+says, for each column, either its public categories (a list) or its public numeric bounds
+(a pair). Nothing is read from the data to build the encoding, so it costs no privacy; a
+value outside its column's categories is an error (it cannot be clipped), a number
+outside its bounds is clipped by the estimators later.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from dptrees.validation import check_in
+
+__all__ = ["PublicSchemaEncoder"]
+
+
+def _is_bounds(spec):
+    return (isinstance(spec, tuple) and len(spec) == 2
+            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec))
+
+
+def _columns_of(X, n_columns):
+    """The columns of a DataFrame, a 2-D array or a list of rows, as 1-D object arrays."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):  # a pandas DataFrame
+        columns = [np.asarray(X.iloc[:, j], dtype=object) for j in range(X.shape[1])]
+    else:
+        arr = np.asarray(X, dtype=object)
+        if arr.ndim != 2:
+            raise ValueError(f"expected a 2-D table, got an array of shape {arr.shape}")
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+    if len(columns) != n_columns:
+        raise ValueError(f"the schema has {n_columns} columns, the data {len(columns)}")
+    return columns
+
+
+class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
+    """Encode a table to float features with public bounds, from a public schema.
+
+    Parameters
+    ----------
+    schema : list
+        One entry per column: a list of the column's public categories, or a
+        ``(lower, upper)`` tuple of its public numeric bounds. Missing values are an
+        ordinary category if the schema lists them (e.g. ``"?"`` in UCI files).
+    encoding : {"ordinal", "onehot"}, default="ordinal"
+        ``"ordinal"``: category ``k`` of ``K`` becomes the number ``k`` with bounds
+        ``(-0.5, K - 0.5)`` (with ``n_bins >= K`` each category gets a bin of its own).
+        ``"onehot"``: one 0/1 column per category, bounds ``(0, 1)``.
+    strip : bool, default=True
+        Strip white space around string values before matching categories.
+
+    Attributes
+    ----------
+    bounds_ : tuple of ndarray
+        Public (lower, upper) bounds of the encoded features: pass as ``bounds=`` to the
+        estimators.
+    feature_names_out_ : ndarray of str
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``fit`` reads nothing from the data: the encoding is a function of the schema alone.
+    """
+
+    def __init__(self, schema, *, encoding="ordinal", strip=True):
+        self.schema = schema
+        self.encoding = encoding
+        self.strip = strip
+
+    def fit(self, X=None, y=None):
+        """Build the encoding from the schema (``X`` is only checked for its width)."""
+        check_in(self.encoding, "encoding", ("ordinal", "onehot"))
+        if not isinstance(self.schema, (list, tuple)) or not self.schema:
+            raise ValueError("schema must be a non-empty list with one entry per column")
+        self._lookups = []
+        lower, upper, names = [], [], []
+        for j, spec in enumerate(self.schema):
+            if _is_bounds(spec):
+                lo, hi = float(spec[0]), float(spec[1])
+                if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+                    raise ValueError(f"column {j}: bounds must be finite with lower <= upper")
+                self._lookups.append(None)
+                lower.append(lo)
+                upper.append(hi)
+                names.append(f"x{j}")
+                continue
+            categories = list(spec)
+            if len(categories) < 1 or len(set(categories)) != len(categories):
+                raise ValueError(f"column {j}: categories must be a non-empty list without repeats")
+            self._lookups.append({c: k for k, c in enumerate(categories)})
+            if self.encoding == "ordinal":
+                lower.append(-0.5)
+                upper.append(len(categories) - 0.5)
+                names.append(f"x{j}")
+            else:
+                lower.extend([0.0] * len(categories))
+                upper.extend([1.0] * len(categories))
+                names.extend(f"x{j}={c}" for c in categories)
+        self.bounds_ = (np.array(lower), np.array(upper))
+        self.feature_names_out_ = np.array(names, dtype=object)
+        self.n_features_in_ = len(self.schema)
+        if X is not None:
+            _columns_of(X, self.n_features_in_)
+        return self
+
+    def _codes(self, column, lookup, j):
+        values = column
+        if self.strip:
+            values = np.array([v.strip() if isinstance(v, str) else v for v in column], dtype=object)
+        codes = np.fromiter((lookup.get(v, -1) for v in values), dtype=np.int64, count=len(values))
+        unknown = codes < 0
+        if unknown.any():
+            examples = sorted({repr(v) for v in values[unknown]})[:5]
+            raise ValueError(
+                f"column {j} has values outside its public categories: {', '.join(examples)}"
+            )
+        return codes
+
+    def transform(self, X):
+        """The encoded features, float64 of shape (n_samples, n_features_out)."""
+        if not hasattr(self, "bounds_"):
+            self.fit()
+        out = []
+        for j, (column, lookup) in enumerate(zip(_columns_of(X, self.n_features_in_),
+                                                 self._lookups)):
+            if lookup is None:
+                try:
+                    out.append(np.asarray(column, dtype=np.float64)[:, None])
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"column {j} is numeric in the schema: {exc}") from exc
+                continue
+            codes = self._codes(column, lookup, j)
+            if self.encoding == "ordinal":
+                out.append(codes[:, None].astype(np.float64))
+            else:
+                onehot = np.zeros((codes.size, len(lookup)))
+                onehot[np.arange(codes.size), codes] = 1.0
+                out.append(onehot)
+        return np.ascontiguousarray(np.hstack(out))
+
+    def get_feature_names_out(self, input_features=None):
+        if not hasattr(self, "feature_names_out_"):
+            self.fit()
+        return self.feature_names_out_
