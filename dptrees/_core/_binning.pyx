@@ -9,6 +9,8 @@ values ``x`` with ``floor((x - lower) / (upper - lower) * n_bins) == b``.
 from libc.math cimport floor
 from libc.stdint cimport uint8_t
 
+import numpy as np
+
 
 cdef inline uint8_t _code(double x, double lower, double scale, int n_bins) noexcept nogil:
     cdef double z = (x - lower) * scale
@@ -30,10 +32,13 @@ def bin_features(const double[:, ::1] X, const double[::1] lower, const double[:
     for j in range(p):
         if not upper[j] > lower[j]:
             raise ValueError("every upper bound must exceed its lower bound")
+    scales = np.asarray(upper) - np.asarray(lower)
+    scales = n_bins / scales
+    cdef const double[::1] scale = scales
     with nogil:
         for i in range(n):
             for j in range(p):
-                out[i, j] = _code(X[i, j], lower[j], n_bins / (upper[j] - lower[j]), n_bins)
+                out[i, j] = _code(X[i, j], lower[j], scale[j], n_bins)
 
 
 def bin_values(const double[::1] x, double lower, double upper, int n_bins, uint8_t[::1] out):

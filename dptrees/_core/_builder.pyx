@@ -126,6 +126,7 @@ cdef struct Workspace:
     Py_ssize_t* work
     int32_t* cand_feature
     int32_t* cand_bin
+    Py_ssize_t* scratch   # the partition's right side
 
 
 cdef class TreeBuilder:
@@ -273,7 +274,8 @@ cdef class TreeBuilder:
         w.work = <Py_ssize_t*>malloc(n_work * sizeof(Py_ssize_t))
         w.cand_feature = <int32_t*>malloc(k * sizeof(int32_t))
         w.cand_bin = <int32_t*>malloc(k * sizeof(int32_t))
-        if (w.slots == NULL or w.current == NULL or w.left_stats == NULL or w.totals == NULL
+        w.scratch = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        if (w.scratch == NULL or w.slots == NULL or w.current == NULL or w.left_stats == NULL or w.totals == NULL
                 or w.labels == NULL or w.scores == NULL or w.utilities == NULL
                 or w.work == NULL or w.cand_feature == NULL or w.cand_bin == NULL):
             status = ERR_MEMORY
@@ -335,7 +337,7 @@ cdef class TreeBuilder:
                 else:
                     f = w.cand_feature[chosen]
                     b = w.cand_bin[chosen]
-                mid = _partition(codes, idx, e.start, e.end, f, b)
+                mid = _partition(codes, idx, e.start, e.end, f, b, w.scratch)
                 left_count = (mid - e.start) + discrete_laplace(bg, self.count_t, self.count_s)
                 right_count = (e.end - mid) + discrete_laplace(bg, self.count_t, self.count_s)
                 if left_count >= self.min_samples_leaf and right_count >= self.min_samples_leaf:
@@ -361,6 +363,7 @@ cdef class TreeBuilder:
                              nodes.value + node_id * nodes.value_width)
         free(w.slots); free(w.current); free(w.left_stats); free(w.totals); free(w.labels)
         free(w.scores); free(w.utilities); free(w.work); free(w.cand_feature); free(w.cand_bin)
+        free(w.scratch)
         return status
 
     cdef inline bint _may_split(self, int depth, double noisy_count) noexcept nogil:
@@ -394,16 +397,38 @@ cdef class TreeBuilder:
                                Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
                                const int32_t* cand_feature, const int32_t* cand_bin,
                                int64_t* totals, int64_t* left) noexcept nogil:
-        """Statistics of all rows and of each candidate's left side."""
-        cdef Py_ssize_t i, c, row
-        memset(totals, 0, self.width * sizeof(int64_t))
-        memset(left, 0, k * self.width * sizeof(int64_t))
-        for i in range(start, end):
-            row = idx[i]
-            self._add_row(totals, row, y_fixed, labels)
+        """Statistics of all rows and of each candidate's left side.
+
+        Branch-free: whether a row goes left is random for most candidates, so adding the
+        0/1 outcome is much faster than branching on it.
+        """
+        cdef Py_ssize_t i, c, m, row, wd = self.width
+        cdef int64_t goes_left, yv
+        cdef int64_t* cell
+        memset(totals, 0, wd * sizeof(int64_t))
+        memset(left, 0, k * wd * sizeof(int64_t))
+        if self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                row = idx[i]
+                yv = y_fixed[row]
+                totals[1] += yv
+                for c in range(k):
+                    goes_left = codes[row, cand_feature[c]] <= cand_bin[c]
+                    left[c * wd] += goes_left
+                    left[c * wd + 1] += goes_left * yv
+        else:
+            # label counts only; each side's count is their sum, filled in afterwards
+            for i in range(start, end):
+                row = idx[i]
+                cell = left + 1 + labels[row]
+                totals[1 + labels[row]] += 1
+                for c in range(k):
+                    cell[c * wd] += codes[row, cand_feature[c]] <= cand_bin[c]
             for c in range(k):
-                if codes[row, cand_feature[c]] <= cand_bin[c]:
-                    self._add_row(left + c * self.width, row, y_fixed, labels)
+                cell = left + c * wd
+                for m in range(1, wd):
+                    cell[0] += cell[m]
+        totals[0] = end - start
 
     # -- utilities (sensitivities in the docstrings) -----------------------------------
 
@@ -566,15 +591,21 @@ cdef int _quantise(const double* utilities, Py_ssize_t n, double q, int64_t* sco
 
 
 cdef Py_ssize_t _partition(const uint8_t[:, ::1] codes, Py_ssize_t* idx, Py_ssize_t start,
-                           Py_ssize_t end, int32_t f, int32_t b) noexcept nogil:
-    """Reorder ``idx[start:end]`` so rows with ``codes[row, f] <= b`` come first; return the cut."""
-    cdef Py_ssize_t lo = start, hi = end - 1, tmp
-    while lo <= hi:
-        if codes[idx[lo], f] <= b:
-            lo += 1
-        else:
-            tmp = idx[lo]
-            idx[lo] = idx[hi]
-            idx[hi] = tmp
-            hi -= 1
-    return lo
+                           Py_ssize_t end, int32_t f, int32_t b,
+                           Py_ssize_t* scratch) noexcept nogil:
+    """Stable, branch-free partition of ``idx[start:end]``: rows with ``codes[row, f] <= b``
+    first, both sides in their old order; returns the cut. ``scratch`` holds ``end - start``.
+
+    Keeping rows in increasing order keeps the reads of ``codes`` sequential.
+    """
+    cdef Py_ssize_t i, row, n_left = start, n_right = 0
+    cdef Py_ssize_t goes_left
+    for i in range(start, end):
+        row = idx[i]
+        goes_left = codes[row, f] <= b
+        idx[n_left] = row  # n_left <= i: this never overwrites a row still to be read
+        scratch[n_right] = row
+        n_left += goes_left
+        n_right += 1 - goes_left
+    memcpy(idx + n_left, scratch, n_right * sizeof(Py_ssize_t))
+    return n_left
