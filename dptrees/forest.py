@@ -70,11 +70,13 @@ def _n_threads(n_jobs, n_tasks):
 class _BaseDPForest(_BaseDPTree):
     """Grows ``n_estimators`` DP trees, on disjoint parts or on all the data."""
 
-    def _uses_partition(self):
-        return self.partition
+    #: partition forests grow greedy trees; DP ExtraTrees use the random splitter
+    _greedy = False
 
-    def _forest_max_features(self):
-        return self.max_features
+    def _uses_partition(self):
+        if not isinstance(self.partition, (bool, np.bool_)):
+            raise TypeError(f"partition must be True or False, got {self.partition!r}")
+        return self.partition
 
     def fit(self, X, y):
         """Fit the forest, spending ``epsilon`` once from the accountant.
@@ -95,7 +97,8 @@ class _BaseDPForest(_BaseDPTree):
         budget = self._tree_budget(tree_epsilon)
         accountant = check_accountant(self.accountant)
         data = self._prepare(X, y)
-        max_features = resolve_max_features(self._forest_max_features(), data.n_features)
+        max_features = (None if self._greedy
+                        else resolve_max_features(self.max_features, data.n_features))
         builder = self._builder(budget, data, max_features)
         rng = check_random_state(self.random_state)
         parts = assign_partitions(data.codes.shape[0], n_trees, rng) if partition else None
@@ -158,7 +161,9 @@ class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPFo
         return self._average(X)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        """The most probable class under the averaged probabilities."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 _COMMON_DOC = """
@@ -199,7 +204,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     """
 
     partition = True
-    max_features = None
+    _greedy = True
 
     def __init__(self, n_estimators=25, epsilon=1.0, *, max_depth=5, min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
@@ -246,7 +251,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
     """
 
     partition = True
-    max_features = None
+    _greedy = True
 
     def __init__(self, n_estimators=10, epsilon=1.0, *, max_depth=5, min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, selection="exponential",
@@ -291,8 +296,8 @@ _EXTRA_DOC = """
         ``t`` in DiffPETs.
     epsilon : float, default=1.0
     max_features : {{"sqrt", "log2"}}, int, float or None, default="sqrt"
-        ``K``: random candidates per node. ``None`` means all features (still one random
-        threshold each).
+        ``K``: random candidates per node, one random threshold each, rounded up (at
+        least 1, at most ``n_features``). ``None`` means all features.
     partition : bool, default=False
         Give each tree a disjoint part of the data and the full ``epsilon``."""
 

@@ -87,6 +87,11 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 upper.append(hi)
                 names.append(f"x{j}")
                 continue
+            if isinstance(spec, (str, bytes)) or not isinstance(spec, (list, tuple, np.ndarray)):
+                raise ValueError(
+                    f"column {j}: a schema entry must be a list of categories or a "
+                    f"(lower, upper) tuple of numbers, got {spec!r}"
+                )
             categories = list(spec)
             if len(categories) < 1 or len(set(categories)) != len(categories):
                 raise ValueError(f"column {j}: categories must be a non-empty list without repeats")
@@ -128,9 +133,15 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                                                  self._lookups)):
             if lookup is None:
                 try:
-                    out.append(np.asarray(column, dtype=np.float64)[:, None])
+                    numeric = np.asarray(column, dtype=np.float64)
                 except (TypeError, ValueError) as exc:
                     raise ValueError(f"column {j} is numeric in the schema: {exc}") from exc
+                if not np.isfinite(numeric).all():
+                    raise ValueError(
+                        f"column {j} is numeric in the schema but has missing or infinite "
+                        "values; list a missing-value category or impute before encoding"
+                    )
+                out.append(numeric[:, None])
                 continue
             codes = self._codes(column, lookup, j)
             if self.encoding == "ordinal":

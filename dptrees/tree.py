@@ -155,16 +155,21 @@ def _check_min_samples(estimator):
 
 
 def resolve_max_features(max_features, n_features):
-    """Number of random candidates per node: ``None`` for the greedy splitter (all)."""
+    """Number of random candidate splits per node (one random threshold per feature).
+
+    ``None`` means all features; the result is at most ``n_features``.
+    """
     if max_features is None:
-        return None
-    if isinstance(max_features, str):
+        return n_features
+    if isinstance(max_features, bool) or isinstance(max_features, np.bool_):
+        pass  # neither a count nor a fraction
+    elif isinstance(max_features, str):
         check_in(max_features, "max_features", ("sqrt", "log2"))
         k = math.sqrt(n_features) if max_features == "sqrt" else math.log2(max(n_features, 2))
-        return max(1, math.ceil(k))
-    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        return check_positive_int(max_features, "max_features")
-    if isinstance(max_features, numbers.Real) and 0 < max_features <= 1:
+        return min(n_features, max(1, math.ceil(k)))
+    elif isinstance(max_features, numbers.Integral):
+        return min(n_features, check_positive_int(max_features, "max_features"))
+    elif isinstance(max_features, numbers.Real) and 0 < max_features <= 1:
         return max(1, math.ceil(max_features * n_features))
     raise ValueError(
         f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], "
@@ -533,4 +538,5 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
 
     def predict(self, X):
         """The most probable class of each sample's leaf."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
