@@ -307,8 +307,8 @@ class _RegressionTreeMixin:
 
     def _leaf_noise(self, budget, data):
         if self.leaf == "mean":
-            # a leaf's fixed-point sum moves by at most fixed_scale (one target of 1)
-            leaf_t, leaf_s = _laplace_ratio(data.fixed_scale, budget["leaf"])
+            # a leaf's sum of targets centred on 1/2 moves by at most fixed_scale / 2
+            leaf_t, leaf_s = _laplace_ratio(data.fixed_scale / 2, budget["leaf"])
             return {"leaf_t": leaf_t, "leaf_s": leaf_s}
         # integer rank scores, sensitivity 1, not monotonic: weight exp(-gap eps / 2)
         eps_num = math.floor(budget["leaf"] * 2**32)
@@ -407,8 +407,9 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
       instead of ``epsilon / (2 d + 1)`` (``d = max_depth``);
     * the paper's leaf mean adds ``Lap(1 / (N_leaf beta))`` assuming at least ``N_leaf``
       records, which only a *noisy* count has checked. Here the leaf releases a noisy sum
-      (sensitivity 1 in target units) and divides by the already released noisy count:
-      sound for any number of records;
+      of targets centred on the middle of ``y_bounds`` (sensitivity 1/2 in rescaled target
+      units) and divides by the already released noisy count: sound for any number of
+      records;
     * the paper's median leaf weights intervals between sorted targets with a utility
       scaled by ``N_leaf`` (the same unchecked assumption). Here it is the exponential
       mechanism over ``n_target_bins`` bin centres with the rank utility

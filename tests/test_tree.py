@@ -846,8 +846,10 @@ MEAN_D0, MEAN_D1 = _neighbours([0.5], 0.0, 30, [1.0], 1.0)
 
 def count_and_sum_high(nodes):
     count, value = nodes["noisy_count"][0], nodes["value"][0]
-    # value = clip(noisy sum / max(count, 1), 0, 1): the noisy sum is >= 1 iff this holds
-    return float(count >= 31 and value * max(count, 1.0) >= 1.0)
+    # value = clip(1/2 + noisy centred sum / max(count, 1), 0, 1). D0's centred sum is
+    # 30 * (0 - 1/2) = -15, D1's is -14.5: the event is "the noisy centred sum is at least
+    # D1's" (unclipped there: clipping starts below -count / 2).
+    return float(count >= 31 and (value - 0.5) * max(count, 1.0) >= -14.5 - 1e-9)
 
 
 def test_audit_mean_leaf_and_root_count(record_property):

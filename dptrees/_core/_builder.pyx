@@ -20,8 +20,9 @@ What a node releases, and why each release is private (add/remove-one neighbours
   stream that reads no data, for the random (ExtraTrees) splitter. Utilities are
   monotonic (adding a record never raises any of them), with sensitivity 1 for squared
   and absolute error (targets in [0, 1]) and 2 for Gini (see the ``_utility_*`` functions);
-* at a leaf, its **value**: for mean leaves the fixed-point sum of its targets plus exact
-  discrete Laplace noise (sensitivity ``2**F``), divided by its noisy count; for median
+* at a leaf, its **value**: for mean leaves the fixed-point sum of its targets centred on
+  1/2 plus exact discrete Laplace noise (sensitivity ``2**F / 2``), divided by its noisy
+  count; for median
   leaves a target-bin centre chosen by the exponential mechanism with the rank utility
   ``-|#below - #above|`` (sensitivity 1); for class-count leaves the per-class counts plus
   exact discrete Laplace noise (L1 sensitivity 1: a record is in one class).
@@ -509,15 +510,19 @@ cdef class TreeBuilder:
                           double* value) noexcept nogil:
         """Write a leaf's released value(s): [0, 1] for regression, noisy counts per class."""
         cdef Py_ssize_t i, k
-        cdef int64_t total = 0, below, above
+        cdef int64_t total = 0, below, above, half
         cdef double v
         cdef int nl = self.n_labels
         if self.leaf_kind == LEAF_MEAN:
-            # Noisy fixed-point sum over the released noisy count; clipped to [0, 1].
+            # Noisy sum of the targets *centred* on 1/2, over the released noisy count;
+            # 1/2 is added back and the mean clipped to [0, 1]. Centred targets lie in
+            # [-1/2, 1/2], so one record moves the sum by at most fixed_scale / 2: half the
+            # sensitivity, half the noise of an uncentred sum.
+            half = <int64_t>(self.fixed_scale / 2)
             for i in range(start, end):
-                total += y_fixed[idx[i]]
+                total += y_fixed[idx[i]] - half
             v = (total + discrete_laplace(bg, self.leaf_t, self.leaf_s)) / self.fixed_scale
-            v /= noisy_count if noisy_count > 1.0 else 1.0
+            v = 0.5 + v / (noisy_count if noisy_count > 1.0 else 1.0)
             value[0] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
             return
         for k in range(nl):
