@@ -36,9 +36,9 @@ Statistics
 Per (feature, bin) cell the builder keeps ``width`` int64 statistics: ``[count, sum]`` for
 squared error, ``[count, n_0, ..., n_{L-1}]`` (counts per target bin or class) for the
 absolute error and Gini. The greedy splitter builds these histograms for every feature,
-measuring the *left* child (a public rule: child sizes are private) and taking the right
-one as parent minus left; the random splitter accumulates left-side statistics for its
-few candidates only.
+measuring the child with the smaller *released* noisy count (a rule on public values: the
+true child sizes are private) and taking the other as parent minus it; the random
+splitter accumulates left-side statistics for its few candidates only.
 """
 
 from libc.math cimport rint, fabs, NAN
@@ -346,13 +346,22 @@ cdef class TreeBuilder:
                     nodes.bin_threshold[node_id] = b
                     left_needs = greedy and self._may_split(e.depth + 1, left_count)
                     right_needs = greedy and self._may_split(e.depth + 1, right_count)
-                    # Left child's histogram measured, right one = parent - left.
+                    # Measure the child with the smaller *released* noisy count and take
+                    # the other as parent minus it. The rule reads only released values
+                    # (post-processing), never the private child sizes.
                     if left_needs or right_needs:
-                        self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
-                                         w.slots + (top + 1) * hist)
-                    if right_needs:
-                        _subtract(w.current, w.slots + (top + 1) * hist, hist,
-                                  w.slots + top * hist)
+                        if left_count <= right_count:
+                            self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
+                                             w.slots + (top + 1) * hist)
+                            if right_needs:
+                                _subtract(w.current, w.slots + (top + 1) * hist, hist,
+                                          w.slots + top * hist)
+                        else:
+                            self._histograms(codes, y_fixed, labels, idx, mid, e.end, p,
+                                             w.slots + top * hist)
+                            if left_needs:
+                                _subtract(w.current, w.slots + top * hist, hist,
+                                          w.slots + (top + 1) * hist)
                     # right first, so that the left child is built (and numbered) first
                     _set_entry(&stack[top], mid, e.end, e.depth + 1, node_id, False,
                                right_needs, right_count)
@@ -372,26 +381,36 @@ cdef class TreeBuilder:
 
     # -- statistics --------------------------------------------------------------------
 
-    cdef inline void _add_row(self, int64_t* cell, Py_ssize_t row, const int64_t[::1] y_fixed,
-                              const uint8_t[::1] labels) noexcept nogil:
-        cell[0] += 1
-        if self.criterion == CRITERION_MSE:
-            cell[1] += y_fixed[row]
-        else:
-            cell[1 + labels[row]] += 1
-
     cdef void _histograms(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
                           const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
                           Py_ssize_t end, Py_ssize_t p, int64_t* out) noexcept nogil:
         """Statistics of rows ``idx[start:end]`` per (feature, bin) cell."""
         cdef Py_ssize_t i, j, row
-        cdef Py_ssize_t stride = self.n_bins * self.width
+        cdef Py_ssize_t wd = self.width, stride = self.n_bins * self.width
+        cdef const uint8_t* code
+        cdef int64_t yv, lab
+        cdef int64_t* cell
         memset(out, 0, p * stride * sizeof(int64_t))
-        for i in range(start, end):
-            row = idx[i]
-            for j in range(p):
-                self._add_row(out + j * stride + codes[row, j] * self.width, row, y_fixed,
-                              labels)
+        # Each row's target is read once into a local: the compiler cannot prove that the
+        # output does not alias the targets, and would otherwise reload it per feature.
+        if self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                row = idx[i]
+                code = &codes[row, 0]
+                yv = y_fixed[row]
+                for j in range(p):
+                    cell = out + j * stride + code[j] * wd
+                    cell[0] += 1
+                    cell[1] += yv
+        else:
+            for i in range(start, end):
+                row = idx[i]
+                code = &codes[row, 0]
+                lab = 1 + labels[row]
+                for j in range(p):
+                    cell = out + j * stride + code[j] * wd
+                    cell[0] += 1
+                    cell[lab] += 1
 
     cdef void _candidate_stats(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
                                const uint8_t[::1] labels, const Py_ssize_t* idx,
