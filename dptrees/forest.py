@@ -152,6 +152,11 @@ class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
 
 
 class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPForest):
+    def _check_params(self):
+        epsilon = super()._check_params()
+        self._check_classification_params()
+        return epsilon
+
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)
         self._record_targets(data)
@@ -241,7 +246,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
     ----------
     n_estimators : int, default=10
     epsilon : float, default=1.0
-    classes : array-like, optional
+    leaf, classes
         As for :class:`~dptrees.tree.DPDecisionTreeClassifier`.""" + _COMMON_DOC + """
 
     Attributes
@@ -254,7 +259,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
     _greedy = True
 
     def __init__(self, n_estimators=10, epsilon=1.0, *, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, selection="exponential",
+                 min_samples_leaf=10, n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), bounds=None, classes=None, accountant=None,
                  n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
@@ -263,6 +268,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.n_bins = n_bins
+        self.leaf = leaf
         self.selection = selection
         self.budget_weights = budget_weights
         self.bounds = bounds
@@ -343,7 +349,7 @@ class DPExtraTreesRegressor(_RegressionForest):
 class DPExtraTreesClassifier(_ClassificationForest):
     __doc__ = ("""Differentially private ExtraTrees for classification (DiffPETs).
 """ + _EXTRA_DOC.format(target="``classes``") + """
-    classes : array-like, optional
+    leaf, classes
         As for :class:`~dptrees.tree.DPDecisionTreeClassifier`; the split utility is Gini.
 """ + _COMMON_DOC + """
 
@@ -356,7 +362,7 @@ class DPExtraTreesClassifier(_ClassificationForest):
 
     def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt", partition=False,
                  max_depth=5, min_samples_split=20, min_samples_leaf=10, n_bins=40,
-                 selection="exponential", budget_weights=(1.0, 1.0, 1.0), bounds=None,
+                 leaf="counts", selection="exponential", budget_weights=(1.0, 1.0, 1.0), bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
@@ -366,6 +372,7 @@ class DPExtraTreesClassifier(_ClassificationForest):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.n_bins = n_bins
+        self.leaf = leaf
         self.selection = selection
         self.budget_weights = budget_weights
         self.bounds = bounds

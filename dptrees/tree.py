@@ -333,12 +333,22 @@ class _ClassificationTreeMixin:
         return "gini"
 
     def _leaf_name(self):
-        return "counts"
+        return self.leaf
+
+    def _check_classification_params(self):
+        check_in(self.leaf, "leaf", ("counts", "label"))
 
     def _leaf_noise(self, budget, data):
-        # the leaf's count vector: L1 sensitivity 1 (a record is in one class)
-        leaf_t, leaf_s = _laplace_ratio(1, budget["leaf"])
-        return {"leaf_t": leaf_t, "leaf_s": leaf_s}
+        if self.leaf == "counts":
+            # the leaf's count vector: L1 sensitivity 1 (a record is in one class)
+            leaf_t, leaf_s = _laplace_ratio(1, budget["leaf"])
+            return {"leaf_t": leaf_t, "leaf_s": leaf_s}
+        # permute-and-flip on integer class counts: sensitivity 1, monotonic, so the
+        # weight is exp(-gap * eps) with no quantisation
+        eps_num = math.floor(budget["leaf"] * 2**32)
+        if eps_num < 1:
+            raise ValueError("the leaf budget is below the resolution 2**-32")
+        return {"leaf_eps_num": eps_num, "leaf_den": 2**32}
 
     def _output_values(self, values, data):
         """Class probabilities from the noisy counts (post-processing).
@@ -499,6 +509,10 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     ----------
     epsilon : float, default=1.0
         Total privacy budget of the fit.""" + _TREE_PARAMS_DOC + """
+    leaf : {"counts", "label"}, default="counts"
+        ``"counts"``: each leaf releases its class counts with discrete Laplace noise and
+        ``predict_proba`` normalises them. ``"label"``: each leaf releases only its majority
+        class, chosen by permute-and-flip (``predict_proba`` is then 0/1).
     classes : array-like, optional
         The public list of classes. Omitted: read from the data, with a
         ``PrivacyLeakWarning``. Labels outside it are an error.
@@ -514,19 +528,26 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     """
 
     def __init__(self, epsilon=1.0, *, max_depth=5, min_samples_split=20, min_samples_leaf=10,
-                 n_bins=40, selection="exponential", budget_weights=(1.0, 1.0, 1.0),
-                 bounds=None, classes=None, accountant=None, random_state=None):
+                 n_bins=40, leaf="counts", selection="exponential",
+                 budget_weights=(1.0, 1.0, 1.0), bounds=None, classes=None, accountant=None,
+                 random_state=None):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.n_bins = n_bins
+        self.leaf = leaf
         self.selection = selection
         self.budget_weights = budget_weights
         self.bounds = bounds
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+
+    def _check_params(self):
+        epsilon = super()._check_params()
+        self._check_classification_params()
+        return epsilon
 
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)

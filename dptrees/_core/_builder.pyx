@@ -25,7 +25,9 @@ What a node releases, and why each release is private (add/remove-one neighbours
   count; for median
   leaves a target-bin centre chosen by the exponential mechanism with the rank utility
   ``-|#below - #above|`` (sensitivity 1); for class-count leaves the per-class counts plus
-  exact discrete Laplace noise (L1 sensitivity 1: a record is in one class).
+  exact discrete Laplace noise (L1 sensitivity 1: a record is in one class); for label
+  leaves only the majority class, chosen by permute-and-flip over the class counts
+  (sensitivity 1, monotonic).
 
 Nodes of one depth hold disjoint rows, so their releases compose in parallel; along a
 record's path they compose sequentially. The caller sets the budget of each kind of
@@ -59,11 +61,13 @@ cdef enum:
     LEAF_MEAN = 0
     LEAF_MEDIAN = 1
     LEAF_COUNTS = 2
+    LEAF_LABEL = 3
     ERR_MEMORY = -1
     ERR_SCORE_RANGE = -2
 
 _CRITERIA = {"mse": CRITERION_MSE, "mae": CRITERION_MAE, "gini": CRITERION_GINI}
-_LEAVES = {"mean": LEAF_MEAN, "median": LEAF_MEDIAN, "counts": LEAF_COUNTS}
+_LEAVES = {"mean": LEAF_MEAN, "median": LEAF_MEDIAN, "counts": LEAF_COUNTS,
+           "label": LEAF_LABEL}
 
 
 cdef struct StackEntry:
@@ -185,7 +189,7 @@ cdef class TreeBuilder:
 
     @property
     def value_width(self):
-        return self.n_labels if self.leaf_kind == LEAF_COUNTS else 1
+        return self.n_labels if self.leaf_kind in (LEAF_COUNTS, LEAF_LABEL) else 1
 
     def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
               const int64_t[::1] y_fixed, const uint8_t[::1] labels):
@@ -552,6 +556,15 @@ cdef class TreeBuilder:
             # One record is in one class: L1 sensitivity 1 for the whole count vector.
             for k in range(nl):
                 value[k] = w.labels[k] + discrete_laplace(bg, self.leaf_t, self.leaf_s)
+            return
+        if self.leaf_kind == LEAF_LABEL:
+            # Only the majority label, by permute-and-flip on the class counts: each count
+            # has sensitivity 1 and adding a record never lowers any (monotonic).
+            for k in range(nl):
+                w.scores[k] = w.labels[k]
+                value[k] = 0.0
+            k = permute_and_flip(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den, w.work)
+            value[k] = 1.0
             return
         # Median: exponential mechanism over target-bin centres, rank utility
         # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1).
