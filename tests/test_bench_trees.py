@@ -6,14 +6,14 @@ would make it flaky. The script lives in the source tree, not in the installed p
 the test is skipped where it is absent (e.g. tests run from a wheel's test sources).
 """
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_trees.py"
+from support import BENCHMARKS, load_script
+
+SCRIPT = BENCHMARKS / "bench_trees.py"
 KINDS = {"dp_tree", "sklearn_tree", "dp_forest", "sklearn_forest"}
 TINY = dict(n_samples=3_000, n_features=6, repeat=1)
 TINY_KW = dict(max_depth=4, n_estimators=3, n_jobs=1, n_test=500, seed=0)
@@ -21,12 +21,7 @@ TINY_KW = dict(max_depth=4, n_estimators=3, n_jobs=1, n_test=500, seed=0)
 
 @pytest.fixture(scope="module")
 def bench_trees():
-    if not SCRIPT.is_file():
-        pytest.skip(f"benchmark script not found at {SCRIPT}")
-    spec = importlib.util.spec_from_file_location("_dptrees_bench_trees", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "_dptrees_bench_trees")
 
 
 @pytest.fixture(scope="module")

@@ -6,24 +6,19 @@ it flaky. The script lives in the source tree, not in the installed package; the
 skipped where it is absent (e.g. tests run from a wheel's test sources).
 """
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_samplers.py"
+from support import BENCHMARKS, load_script
+
+SCRIPT = BENCHMARKS / "bench_samplers.py"
 
 
 @pytest.fixture(scope="module")
 def bench_samplers():
-    if not SCRIPT.is_file():
-        pytest.skip(f"benchmark script not found at {SCRIPT}")
-    spec = importlib.util.spec_from_file_location("_dptrees_bench_samplers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "_dptrees_bench_samplers")
 
 
 def _positive_finite(x):

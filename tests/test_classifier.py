@@ -31,6 +31,7 @@ as one fresh pair per release: independent noise for every release).
 Measured numbers (these seeds) are in the comments next to each floor.
 """
 
+import functools
 import pickle
 import warnings
 
@@ -47,12 +48,12 @@ from dptrees import (
     DPPartitionForestClassifier,
     PrivacyLeakWarning,
 )
-from dptrees.audit import audit_pair
 from dptrees.forest import assign_partitions
 from dptrees.tree import _PreparedClassification, split_tree_budget
 
-ALPHA = 1e-3
-BOUNDS = (0.0, 1.0)
+import support
+from support import BOUNDS, audit_samplers, root_split
+
 KINDS = ("tree", "forest")
 
 
@@ -490,51 +491,16 @@ def _neighbours(x0, n, x_record, class_record, n_features=None):
     return (X0, y0), (np.vstack([X0, [x_record]]), np.append(y0, class_record))
 
 
-def release_sampler(est, X, y, summarise):
-    """Batched sampler ``(n, rng) -> n`` summaries of the trees ``est`` releases on ``(X, y)``.
-
-    ``summarise`` receives the builder's node arrays: raw noisy class counts at the leaves
-    (``predict_proba`` is their post-processing, which cannot weaken the guarantee).
-    """
-    data = _PreparedClassification(est, X, y)
-    budget = est._tree_budget(est._check_params())
-    builder = est._builder(budget, data)
-
-    def sampler(n, rng):
-        noise, candidates = rng.spawn(2)
-        return np.array([summarise(builder.build(noise, candidates, data.codes,
-                                                 data.y_fixed, data.labels))
-                         for _ in range(n)])
-
-    return sampler
-
-
-def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0):
-    return audit_pair(
-        release_sampler(est, *d0, summarise), release_sampler(est, *d1, summarise),
-        n_calibration=n_calibration, n_test=n_test, alpha=ALPHA, random_state=seed)
-
-
-def record(record_property, res, claim):
-    record_property("eps_lb", res.epsilon_lower_bound)
-    record_property("claimed_epsilon", claim)
-    record_property("event", res.event)
-    return res
-
-
-@pytest.fixture
-def inject(monkeypatch):
-    """``inject(edit)``: ``est._builder`` passes ``edit(kwargs)``'s modified noise
-    parameters to the compiled builder (everything else unchanged)."""
-    real = tree_module.TreeBuilder
-
-    def apply(edit):
-        def factory(**kwargs):
-            edit(kwargs)
-            return real(**kwargs)
-        monkeypatch.setattr(tree_module, "TreeBuilder", factory)
-
-    return apply
+# ``release_sampler(est, X, y, summarise)``: batched sampler ``(n, rng) -> n`` summaries
+# of the trees ``est`` releases on ``(X, y)``, a batch's releases sharing one pair of
+# spawned streams. ``summarise`` receives the builder's node arrays: raw noisy class
+# counts at the leaves (``predict_proba`` is their post-processing, which cannot weaken
+# the guarantee). ``run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0)``
+# audits a pair of neighbouring datasets. (Fixtures ``inject`` and ``record_audit``:
+# ``conftest.py``.)
+HARNESS = dict(prepare=_PreparedClassification, fresh_streams=False)
+release_sampler = functools.partial(support.release_sampler, **HARNESS)
+run_audit = functools.partial(support.run_audit, **HARNESS)
 
 
 def test_audit_harness_releases_what_fit_releases():
@@ -573,18 +539,18 @@ def leaf_tree():
     return make("tree", 2.0, max_depth=0, n_bins=4, classes=[0, 1])
 
 
-def test_audit_class_count_leaf_and_root_count(record_property):
+def test_audit_class_count_leaf_and_root_count(record_audit):
     res = run_audit(leaf_tree(), LEAF_D0, LEAF_D1, count_and_class_1_high, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 1.5  # measured 1.84 (1.83-1.87 over seeds): tight
 
 
-def test_control_under_scaled_leaf_count_noise_is_flagged(record_property, inject):
+def test_control_under_scaled_leaf_count_noise_is_flagged(record_audit, inject):
     # the count vector's noise scale halved (e.g. budget split over the classes wrongly
     # assumed parallel): the leaf costs 2 epsilon_leaf, true epsilon 3
     inject(lambda kw: kw.update(leaf_s=2 * kw["leaf_s"]))
     res = run_audit(leaf_tree(), LEAF_D0, LEAF_D1, count_and_class_1_high, 2_000, 8_000)
-    record(record_property, res, 2.0)
+    record_audit(res, 2.0)
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.71 (2.71-2.78)
 
 
@@ -594,16 +560,10 @@ def test_control_under_scaled_leaf_count_noise_is_flagged(record_property, injec
 # features; D1 adds a class-1 record in bin 0 of feature 0. The candidate (feature 0,
 # after bin 0) isolates it: its Gini utility keeps its value, while every other candidate
 # mixes it with 30 zeros and loses 2 * 30 / 31 (sensitivity 2). Weights (1, 20, 1) give
-# the split 20/23 of epsilon. Statistic: the released root split (-1 for a leaf).
+# the split 20/23 of epsilon. Statistic: the released root split (``root_split``, -1 for a leaf).
 
 B1 = 1.5 / 16
 SPLIT_D0, SPLIT_D1 = _neighbours([B1, B1], 30, [0.0, B1], 1)
-
-
-def root_split(nodes):
-    if nodes["left"][0] == -1:
-        return -1.0
-    return float(nodes["feature"][0] * 15 + nodes["bin_threshold"][0])
 
 
 def split_tree(selection="exponential"):
@@ -612,22 +572,22 @@ def split_tree(selection="exponential"):
 
 
 @pytest.mark.parametrize("selection", ["exponential", "permute_and_flip"])
-def test_audit_gini_split_selection(record_property, selection):
+def test_audit_gini_split_selection(record_audit, selection):
     res = run_audit(split_tree(selection), SPLIT_D0, SPLIT_D1, root_split, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.event == "stat == 0.0"  # the isolating split
     assert res.epsilon_lower_bound > 0.9  # measured 1.23 / 1.36 (split's share 1.74)
 
 
 @pytest.mark.parametrize("bug", ["split epsilon x4", "gini sensitivity 1 (as for MSE)"])
-def test_control_understated_gini_sensitivity_is_flagged(record_property, inject, monkeypatch,
+def test_control_understated_gini_sensitivity_is_flagged(record_audit, inject, monkeypatch,
                                                          bug):
     if bug == "split epsilon x4":  # = Gini sensitivity understated 4 times
         inject(lambda kw: kw.update(split_eps_num=4 * kw["split_eps_num"]))
     else:  # the selection calibrated to sensitivity 1 instead of 2
         monkeypatch.setitem(tree_module._UTILITY_SENSITIVITY, "gini", 1.0)
     res = run_audit(split_tree(), SPLIT_D0, SPLIT_D1, root_split, 2_000, 12_000)
-    record(record_property, res, 2.0)
+    record_audit(res, 2.0)
     assert res.epsilon_lower_bound > 2.0, f"{bug} not flagged:\n{res.summary()}"
     # measured 3.12 / 2.43 (2.43-2.59 over seeds)
 
@@ -666,8 +626,8 @@ def forest_sampler(est, X, y):
 
 def forest_audit(n_calibration, n_test):
     est = make("forest", 2.0, n_estimators=3, max_depth=0, n_bins=4, classes=[0, 1])
-    return audit_pair(forest_sampler(est, *FOREST_D0), forest_sampler(est, *FOREST_D1),
-                      n_calibration=n_calibration, n_test=n_test, alpha=ALPHA, random_state=0)
+    return audit_samplers(forest_sampler(est, *FOREST_D0), forest_sampler(est, *FOREST_D1),
+                          n_calibration, n_test)
 
 
 def test_forest_replay_is_fit():
@@ -688,15 +648,15 @@ def test_forest_replay_is_fit():
                                    tree.value[leaves], atol=1e-15)
 
 
-def test_audit_partition_forest_classifier(record_property):
+def test_audit_partition_forest_classifier(record_audit):
     res = forest_audit(2_000, 6_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 0.45  # measured 0.67 (0.62-0.72 over seeds): not vacuous
 
 
-def test_control_forest_classifier_without_partitioning_is_flagged(record_property,
+def test_control_forest_classifier_without_partitioning_is_flagged(record_audit,
                                                                    monkeypatch):
     monkeypatch.setattr(_PreparedClassification, "subset", lambda self, rows: self)
     res = forest_audit(1_000, 6_000)
-    record(record_property, res, 2.0)  # the record moves 3 counts and 3 class counts
+    record_audit(res, 2.0)  # the record moves 3 counts and 3 class counts
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.61 (2.35-2.61)

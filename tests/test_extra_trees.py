@@ -25,6 +25,7 @@ What is checked
 Bugs these tests found are fixed; their tests stay as regression tests.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -38,7 +39,6 @@ from dptrees import (
     DPPartitionForestClassifier,
 )
 from dptrees._core._builder import TreeBuilder
-from dptrees.audit import audit_pair
 from dptrees.forest import assign_partitions
 from dptrees.mechanisms import selection_constants
 from dptrees.tree import (
@@ -48,8 +48,9 @@ from dptrees.tree import (
     split_tree_budget,
 )
 
-ALPHA = 1e-3
-BOUNDS = (0.0, 1.0)
+import support
+from support import BOUNDS, audit_samplers
+
 KINDS = ("classifier", "regressor")
 
 
@@ -63,11 +64,8 @@ def make(kind, n_estimators=4, epsilon=1.0, **params):
     return DPExtraTreesRegressor(n_estimators, epsilon, **params)
 
 
-def step_data(n=20_000, p=2, seed=0):
-    """``y = 1 if x0 > 0.5 else 0`` (a float target; an int label for the classifier)."""
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    return X, (X[:, 0] > 0.5).astype(int)
+# ``y = 1 if x0 > 0.5 else 0`` as an int label (``target`` makes it a float for regressors)
+step_data = functools.partial(support.step_data, dtype=int)
 
 
 def target(kind, y):
@@ -80,16 +78,9 @@ def random_data(n=500, p=3, seed=0):
     return X, (X[:, 0] + 0.5 * rng.standard_normal(n) > 0.5).astype(int)
 
 
+# the node arrays the compiled builder releases (no ``threshold``: fit derives it)
 TREE_KEYS = ("feature", "bin_threshold", "left", "right", "depth", "noisy_count")
-
-
-def assert_same_trees(trees_a, trees_b):
-    assert len(trees_a) == len(trees_b)
-    for a, b in zip(trees_a, trees_b):
-        for key in TREE_KEYS:
-            np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
-        leaves = a.left == -1
-        np.testing.assert_array_equal(a.value[leaves], b.value[leaves])
+assert_same_trees = functools.partial(support.assert_same_trees, keys=TREE_KEYS)
 
 
 # ======================================================================================
@@ -565,27 +556,20 @@ def forest_sampler(est, X, y, tree_epsilon=None):
 
 def run_forest_audit(tree_epsilon, n_calibration, n_test):
     est = audited_forest()
-    return audit_pair(forest_sampler(est, *AUDIT_D0, tree_epsilon),
-                      forest_sampler(est, *AUDIT_D1, tree_epsilon),
-                      n_calibration=n_calibration, n_test=n_test, alpha=ALPHA, random_state=0)
+    return audit_samplers(forest_sampler(est, *AUDIT_D0, tree_epsilon),
+                          forest_sampler(est, *AUDIT_D1, tree_epsilon),
+                          n_calibration, n_test)
 
 
-def record(record_property, res, claim):
-    record_property("eps_lb", res.epsilon_lower_bound)
-    record_property("claimed_epsilon", claim)
-    record_property("event", res.event)
-    return res
-
-
-def test_audit_extra_trees_classifier(record_property):
+def test_audit_extra_trees_classifier(record_audit):
     res = run_forest_audit(None, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 1.4  # measured 1.74 (event {all 4 high}): tight
 
 
-def test_control_claiming_parallel_composition_without_partition_is_flagged(record_property):
+def test_control_claiming_parallel_composition_without_partition_is_flagged(record_audit):
     res = run_forest_audit(2.0, 2_000, 8_000)  # each tree the full epsilon, all the data
-    record(record_property, res, 2.0)
+    record_audit(res, 2.0)
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 3.49
 
 

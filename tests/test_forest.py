@@ -24,6 +24,7 @@ instead of spawned ones (same distribution: independent noise per tree, a unifor
 per record), which saves the cost of spawning.
 """
 
+import functools
 import pickle
 import warnings
 
@@ -42,12 +43,11 @@ from dptrees import (
     PrivacyLeakWarning,
 )
 from dptrees._tree_structure import Tree
-from dptrees.audit import audit_pair
 from dptrees.forest import assign_partitions
 from dptrees.tree import _PreparedRegression, split_tree_budget
 
-ALPHA = 1e-3
-BOUNDS = (0.0, 1.0)
+import support
+from support import BOUNDS, assert_same_trees, audit_samplers, step_data
 
 
 def make(n_estimators=5, epsilon=1.0, **params):
@@ -57,29 +57,8 @@ def make(n_estimators=5, epsilon=1.0, **params):
     return DPPartitionForestRegressor(n_estimators, epsilon, **params)
 
 
-def step_data(n=20_000, p=2, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    return X, (X[:, 0] > 0.5).astype(float)
-
-
-def random_data(n=300, p=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    y = np.clip(0.5 * np.sin(6 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.standard_normal(n), 0, 1)
-    return X, y
-
-
-TREE_KEYS = ("feature", "bin_threshold", "threshold", "left", "right", "depth", "noisy_count")
-
-
-def assert_same_trees(trees_a, trees_b):
-    assert len(trees_a) == len(trees_b)
-    for a, b in zip(trees_a, trees_b):
-        for key in TREE_KEYS:
-            np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
-        leaves = a.left == -1
-        np.testing.assert_array_equal(a.value[leaves], b.value[leaves])
+# targets inside y_bounds = [0, 1]: 0.5 sin(6 x0) + 0.5 x1 + N(0, 0.1^2), clipped
+random_data = functools.partial(support.random_data, weight=0.5, clip=(0, 1))
 
 
 # ======================================================================================
@@ -400,32 +379,25 @@ def forest_sampler(est, X, y, summarise):
 
 
 def run_forest_audit(est, n_calibration, n_test, seed=0):
-    return audit_pair(
+    return audit_samplers(
         forest_sampler(est, *FOREST_D0, counts_plus_sums),
         forest_sampler(est, *FOREST_D1, counts_plus_sums),
-        n_calibration=n_calibration, n_test=n_test, alpha=ALPHA, random_state=seed)
-
-
-def record(record_property, res, claim):
-    record_property("eps_lb", res.epsilon_lower_bound)
-    record_property("claimed_epsilon", claim)
-    record_property("event", res.event)
-    return res
+        n_calibration, n_test, seed)
 
 
 def audited_forest():
     return make(3, 2.0, max_depth=0, n_bins=4)
 
 
-def test_audit_forest(record_property):
+def test_audit_forest(record_audit):
     res = run_forest_audit(audited_forest(), 2_000, 6_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 0.5  # measured 0.80: not a vacuous audit
 
 
-def test_control_forest_without_partitioning_is_flagged(record_property, monkeypatch):
+def test_control_forest_without_partitioning_is_flagged(record_audit, monkeypatch):
     # the classic bug: every tree is grown on all the data, each with the full epsilon
     monkeypatch.setattr(tree_module._PreparedRegression, "subset", lambda self, rows: self)
     res = run_forest_audit(audited_forest(), 1_000, 6_000)
-    record(record_property, res, 2.0)  # each record now moves 3 counts and 3 sums
+    record_audit(res, 2.0)  # each record now moves 3 counts and 3 sums
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.55 (2.47-2.66 over seeds)

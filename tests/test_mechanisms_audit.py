@@ -52,14 +52,6 @@ BLOCK = 1024
 DELTA = 1e-5  # delta for the zCDP mechanisms, audited at that same delta
 
 
-def record(record_property, res, claim):
-    """Attach the audit's numbers to the test report (e.g. ``--junitxml``)."""
-    record_property("eps_lb", res.epsilon_lower_bound)
-    record_property("claimed_epsilon", claim)
-    record_property("event", res.event)
-    return res
-
-
 def in_blocks(release, block=BLOCK):
     """Batched audit mechanism ``(x, n, rng) -> n outputs`` of a grid mechanism.
 
@@ -90,18 +82,18 @@ def in_blocks(release, block=BLOCK):
 
 
 @pytest.mark.parametrize("epsilon, floor", [(0.5, 0.35), (1.0, 0.8)])
-def test_discrete_laplace_sampler_shift_by_one(record_property, epsilon, floor):
+def test_discrete_laplace_sampler_shift_by_one(record_audit, epsilon, floor):
     # Integer query of sensitivity 1 plus discrete Laplace of scale 1/eps: eps-DP, and
     # tight (every tail event has likelihood ratio exactly exp(eps)).
     def mechanism(x, n, rng):
         return x + M.discrete_laplace(1.0 / epsilon, size=n, random_state=rng)
 
     res = audit_epsilon(mechanism, 0, 1, random_state=101, **QUICK)
-    record(record_property, res, epsilon).assert_within(epsilon)
+    record_audit(res, epsilon).assert_within(epsilon)
     assert res.epsilon_lower_bound > floor
 
 
-def test_discrete_gaussian_sampler_within_converted_zcdp(record_property):
+def test_discrete_gaussian_sampler_within_converted_zcdp(record_audit):
     # The discrete Gaussian is NOT pure DP (its privacy loss is unbounded): adding it to an
     # integer query of sensitivity 1 is rho = 1 / (2 sigma2)-zCDP, claimed here as the
     # (eps, delta) of the zCDP -> approximate DP conversion and audited at that delta.
@@ -112,7 +104,7 @@ def test_discrete_gaussian_sampler_within_converted_zcdp(record_property):
         return x + M.discrete_gaussian(sigma2, size=n, random_state=rng)
 
     res = audit_epsilon(mechanism, 0, 1, delta=DELTA, random_state=102, **QUICK)
-    record(record_property, res, claim).assert_within(claim)
+    record_audit(res, claim).assert_within(claim)
     assert res.delta == DELTA
     assert res.epsilon_lower_bound > 0.2
 
@@ -130,13 +122,13 @@ def noisy_count_mechanism(epsilon):
     return mechanism
 
 
-def test_noisy_count_n_vs_n_plus_one(record_property):
+def test_noisy_count_n_vs_n_plus_one(record_audit):
     res = audit_epsilon(noisy_count_mechanism(1.0), 10, 11, random_state=103, **QUICK)
-    record(record_property, res, 1.0).assert_within(1.0)
+    record_audit(res, 1.0).assert_within(1.0)
     assert res.epsilon_lower_bound > 0.8
 
 
-def test_noisy_sum_add_record_at_upper_bound(record_property):
+def test_noisy_sum_add_record_at_upper_bound(record_audit):
     # D1 = D0 plus one record at the upper bound: the fixed-point sum moves by exactly the
     # sensitivity, the worst case. noisy_sum releases one value per call: not batched.
     bounds, epsilon = (0.0, 1.0), 1.0
@@ -151,7 +143,7 @@ def test_noisy_sum_add_record_at_upper_bound(record_property):
         return M.noisy_sum(data, bounds=bounds, epsilon=epsilon, random_state=rng)
 
     res = audit_epsilon(mechanism, d0, d1, random_state=104, **SCALAR)
-    record(record_property, res, epsilon).assert_within(epsilon)
+    record_audit(res, epsilon).assert_within(epsilon)
     assert res.epsilon_lower_bound > 0.6
 
 
@@ -169,14 +161,14 @@ def laplace_blocks(sensitivity, epsilon):
 
 
 @pytest.mark.parametrize("epsilon, floor", [(0.5, 0.35), (1.0, 0.8)])
-def test_laplace_mechanism_worst_case_shift(record_property, epsilon, floor):
+def test_laplace_mechanism_worst_case_shift(record_audit, epsilon, floor):
     grid, units = M.laplace_grid(LAPLACE_SENSITIVITY, BLOCK)
     shift = np.rint(LAPLACE_X1 / grid) - np.rint(LAPLACE_X0 / grid)
     assert shift == LAPLACE_SENSITIVITY / grid <= units  # full sensitivity, in grid units
 
     res = audit_epsilon(laplace_blocks(LAPLACE_SENSITIVITY, epsilon), LAPLACE_X0, LAPLACE_X1,
                         random_state=105, **QUICK)
-    record(record_property, res, epsilon).assert_within(epsilon)
+    record_audit(res, epsilon).assert_within(epsilon)
     assert res.epsilon_lower_bound > floor
 
 
@@ -206,7 +198,7 @@ def largest_neighbour(x0, sensitivity):
 SUBGRID_X1 = largest_neighbour(SUBGRID_X0, SUBGRID_SENSITIVITY)
 
 
-def test_laplace_mechanism_sub_grid_offsets_rounding_opposite_ways(record_property):
+def test_laplace_mechanism_sub_grid_offsets_rounding_opposite_ways(record_audit):
     grid, units = M.laplace_grid(SUBGRID_SENSITIVITY, 1)
     a, b = SUBGRID_X0 / grid, SUBGRID_X1 / grid
     assert grid == 2.0**-10
@@ -222,7 +214,7 @@ def test_laplace_mechanism_sub_grid_offsets_rounding_opposite_ways(record_proper
                                    random_state=rng)
 
     res = audit_epsilon(mechanism, SUBGRID_X0, SUBGRID_X1, random_state=106, **SCALAR)
-    record(record_property, res, 1.0).assert_within(1.0)
+    record_audit(res, 1.0).assert_within(1.0)
     assert res.epsilon_lower_bound > 0.6
 
 
@@ -267,7 +259,7 @@ def test_laplace_outputs_lie_on_one_data_independent_grid(n_values):
 
 
 def test_laplace_grid_residue_audit_sees_nothing_but_catches_unrounded_sampler(
-        record_property):
+        record_audit):
     # Audit on the residue statistic between neighbours at different sub-grid offsets.
     # The real mechanism: both inputs always give residue 0, so no event separates them.
     stat = grid_residue(M.laplace_grid(SUBGRID_SENSITIVITY, 1)[0])
@@ -278,7 +270,7 @@ def test_laplace_grid_residue_audit_sees_nothing_but_catches_unrounded_sampler(
 
     res = audit_epsilon(mechanism, SUBGRID_X0, SUBGRID_X1, statistic=stat, random_state=108,
                         n_calibration=2_000, n_test=5_000, alpha=ALPHA, batch=False)
-    record(record_property, res, 1.0)
+    record_audit(res, 1.0)
     assert res.epsilon_lower_bound == 0.0
     # Control: the same audit refutes the unrounded sampler - residues ~0.2 under x0 and
     # ~0.575 under x1 - as strongly as the sample size allows (an infinite privacy loss).
@@ -299,7 +291,7 @@ def gaussian_blocks(sensitivity, noise_multiplier):
         v, sensitivity=sensitivity, noise_multiplier=noise_multiplier, random_state=rng))
 
 
-def test_gaussian_mechanism_within_converted_zcdp(record_property):
+def test_gaussian_mechanism_within_converted_zcdp(record_audit):
     rho = 1.0 / (2.0 * GAUSS_NOISE_MULTIPLIER**2)
     claim = zcdp_to_approx_dp(rho, DELTA)
     grid, _ = M.gaussian_grid(GAUSS_SENSITIVITY, GAUSS_NOISE_MULTIPLIER, BLOCK)
@@ -308,7 +300,7 @@ def test_gaussian_mechanism_within_converted_zcdp(record_property):
 
     res = audit_epsilon(gaussian_blocks(GAUSS_SENSITIVITY, GAUSS_NOISE_MULTIPLIER),
                         GAUSS_X0, GAUSS_X1, delta=DELTA, random_state=110, **QUICK)
-    record(record_property, res, claim).assert_within(claim)
+    record_audit(res, claim).assert_within(claim)
     assert res.delta == DELTA
     assert res.epsilon_lower_bound > 0.2
 
@@ -374,20 +366,20 @@ def test_selection_neighbours_move_each_utility_by_at_most_one():
 
 @pytest.mark.parametrize("method", sorted(SELECTORS))
 @pytest.mark.parametrize("monotonic, floor", [(False, 0.25), (True, 0.65)])
-def test_selection_counting_utilities(record_property, method, monotonic, floor):
+def test_selection_counting_utilities(record_audit, method, monotonic, floor):
     mech = selection_mechanism(method, counting_utility, sensitivity=1.0, monotonic=monotonic)
     res = audit_epsilon(mech, SEL_D0, SEL_D1, random_state=112, **QUICK)
-    record(record_property, res, 1.0).assert_within(1.0)
+    record_audit(res, 1.0).assert_within(1.0)
     assert res.event is not None and res.event.startswith("stat ")
     assert res.epsilon_lower_bound > floor
 
 
 @pytest.mark.parametrize("method", sorted(SELECTORS))
-def test_selection_non_monotone_utilities(record_property, method):
+def test_selection_non_monotone_utilities(record_audit, method):
     # The factor 2 of monotonic=False is what keeps this pair within epsilon.
     mech = selection_mechanism(method, non_monotone_utility, sensitivity=1.0)
     res = audit_epsilon(mech, SEL_D0, SEL_D1, random_state=113, **QUICK)
-    record(record_property, res, 1.0).assert_within(1.0)
+    record_audit(res, 1.0).assert_within(1.0)
     assert res.epsilon_lower_bound > 0.65
 
 
@@ -397,19 +389,19 @@ def test_selection_non_monotone_utilities(record_property, method):
 
 
 @pytest.mark.parametrize("factor, floor", [(2, 1.4), (3, 2.0)])
-def test_control_laplace_understated_sensitivity_is_flagged(record_property, factor, floor):
+def test_control_laplace_understated_sensitivity_is_flagged(record_audit, factor, floor):
     # Stated sensitivity 2.5 / factor for a query that moves by 2.5: true epsilon = factor.
     mech = laplace_blocks(LAPLACE_SENSITIVITY / factor, 1.0)
     res = audit_epsilon(mech, LAPLACE_X0, LAPLACE_X1, random_state=114, **QUICK)
-    record(record_property, res, 1.0)
+    record_audit(res, 1.0)
     assert res.epsilon_lower_bound > floor
     with pytest.raises(AssertionError, match="privacy claim refuted"):
         res.assert_within(1.0)
 
 
-def test_control_noisy_count_with_epsilon_three_times_the_claim_is_flagged(record_property):
+def test_control_noisy_count_with_epsilon_three_times_the_claim_is_flagged(record_audit):
     res = audit_epsilon(noisy_count_mechanism(3.0), 10, 11, random_state=115, **QUICK)
-    record(record_property, res, 1.0)
+    record_audit(res, 1.0)
     assert res.epsilon_lower_bound > 2.0
     with pytest.raises(AssertionError, match="privacy claim refuted"):
         res.assert_within(1.0)
@@ -429,22 +421,22 @@ def test_control_noisy_count_with_epsilon_three_times_the_claim_is_flagged(recor
     ],
     ids=["counting-sens/4", "non_monotone-sens/2", "non_monotone-false_monotonic"],
 )
-def test_control_selection_broken_claim_is_flagged(record_property, method, utility,
+def test_control_selection_broken_claim_is_flagged(record_audit, method, utility,
                                                    sensitivity, monotonic):
     mech = selection_mechanism(method, utility, sensitivity=sensitivity, monotonic=monotonic)
     res = audit_epsilon(mech, SEL_D0, SEL_D1, random_state=116, **QUICK)
-    record(record_property, res, 1.0)
+    record_audit(res, 1.0)
     assert res.epsilon_lower_bound > 1.3  # true epsilon of the pair: 1.76 or 2.00
     with pytest.raises(AssertionError, match="privacy claim refuted"):
         res.assert_within(1.0)
 
 
-def test_control_gaussian_understated_sensitivity_is_flagged(record_property):
+def test_control_gaussian_understated_sensitivity_is_flagged(record_audit):
     # Sensitivity stated 4x too small: the noise is 4x too small for the claimed (eps, delta).
     claim = zcdp_to_approx_dp(1.0 / (2.0 * GAUSS_NOISE_MULTIPLIER**2), DELTA)
     mech = gaussian_blocks(GAUSS_SENSITIVITY / 4.0, GAUSS_NOISE_MULTIPLIER)
     res = audit_epsilon(mech, GAUSS_X0, GAUSS_X1, delta=DELTA, random_state=117, **QUICK)
-    record(record_property, res, claim)
+    record_audit(res, claim)
     assert res.epsilon_lower_bound > claim + 0.5
     with pytest.raises(AssertionError, match="privacy claim refuted"):
         res.assert_within(claim)

@@ -7,30 +7,21 @@ the results and their sanity (valid accuracies and MSEs, the DP ExtraTrees above
 majority-class floor on Mushroom at eps = 1), never the paper's figures.
 """
 
-import importlib.util
+import functools
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-DIFFPETS = BENCH / "reproduce_diffpets.py"
-ADULT = BENCH / "adult_classification.py"
-UCI = BENCH / "uci_datasets.py"
+from support import BENCHMARKS, load_script
 
+DIFFPETS = BENCHMARKS / "reproduce_diffpets.py"
+ADULT = BENCHMARKS / "adult_classification.py"
+UCI = BENCHMARKS / "uci_datasets.py"
 
-def _load(path, name):
-    if not path.is_file():
-        pytest.skip(f"benchmark script not found at {path}")
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+# the scripts load uci_datasets.py under the same name: one shared module in sys.modules
+_load = functools.partial(load_script, register=True)
 
 
 @pytest.fixture(scope="module")

@@ -8,23 +8,20 @@ KFold(10), min-max scaling over the whole file) is the paper's. They never asser
 results against the paper's: the estimator deliberately differs (soundness fixes).
 """
 
-import importlib.util
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce_hoang2020.py"
+from support import BENCHMARKS, load_script
+
+SCRIPT = BENCHMARKS / "reproduce_hoang2020.py"
 
 
 @pytest.fixture(scope="module")
 def repro():
-    if not SCRIPT.is_file():
-        pytest.skip(f"reproduction script not found at {SCRIPT}")
-    spec = importlib.util.spec_from_file_location("_dptrees_reproduce_hoang2020", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT, "_dptrees_reproduce_hoang2020", what="reproduction script")
     if not Path(module.DEFAULT_DATA).is_file():
         pytest.skip(f"California Housing data not found at {module.DEFAULT_DATA}")
     return module

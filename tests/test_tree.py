@@ -33,6 +33,7 @@ the released one. Audits are seeded (deterministic) and use ``alpha = 1e-3``.
 Measured numbers (these seeds): see the comments next to each floor.
 """
 
+import functools
 import pickle
 import warnings
 
@@ -52,11 +53,10 @@ from dptrees import (
     PrivacyLeakWarning,
 )
 from dptrees._tree_structure import Tree
-from dptrees.audit import audit_pair
 from dptrees.tree import _PreparedRegression, split_tree_budget
 
-ALPHA = 1e-3
-BOUNDS = (0.0, 1.0)
+import support
+from support import BOUNDS, TREE_KEYS, assert_same_tree, random_data, root_split, step_data
 
 
 def make(epsilon=1.0, **params):
@@ -67,31 +67,8 @@ def make(epsilon=1.0, **params):
     return DPDecisionTreeRegressor(epsilon, **params)
 
 
-def step_data(n=20_000, p=2, seed=0):
-    """``y = 1 if x0 > 0.5 else 0`` on uniform features in [0, 1]."""
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    return X, (X[:, 0] > 0.5).astype(float)
-
-
-def random_data(n=300, p=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(n)
-    return X, y
-
-
 def tree_arrays(tree):
-    return {k: getattr(tree, k) for k in
-            ("feature", "bin_threshold", "threshold", "left", "right", "depth", "noisy_count")}
-
-
-def assert_same_tree(a, b, values=True):
-    for key, arr in tree_arrays(a).items():
-        np.testing.assert_array_equal(arr, getattr(b, key), err_msg=key)
-    if values:
-        leaves = a.left == -1
-        np.testing.assert_array_equal(a.value[leaves], b.value[leaves])
+    return {k: getattr(tree, k) for k in TREE_KEYS}
 
 
 def check_tree_structure(est, X):
@@ -765,53 +742,16 @@ def _neighbours(x0, y0, n, x_record, y_record):
     return (X0, y0), (np.vstack([X0, [x_record]]), np.append(y0, float(y_record)))
 
 
-def release_sampler(est, X, y, summarise):
-    """Batched sampler ``(n, rng) -> n`` summaries of the trees ``est`` releases on ``(X, y)``.
-
-    Runs exactly what ``est.fit`` runs after validation and accounting (see
-    ``test_audit_harness_releases_what_fit_releases``); ``summarise`` receives the
-    builder's node arrays (leaf values in target units rescaled to [0, 1]).
-    """
-    data = _PreparedRegression(est, X, y)
-    budget = est._tree_budget(est._check_params())
-    builder = est._builder(budget, data)
-    codes, y_fixed, labels = data.codes, data.y_fixed, data.labels
-
-    def sampler(n, rng):
-        out = np.empty(n)
-        for i in range(n):
-            out[i] = summarise(builder.build(*rng.spawn(2), codes, y_fixed, labels))
-        return out
-
-    return sampler
-
-
-def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0):
-    return audit_pair(
-        release_sampler(est, *d0, summarise), release_sampler(est, *d1, summarise),
-        n_calibration=n_calibration, n_test=n_test, alpha=ALPHA, random_state=seed)
-
-
-def record(record_property, res, claim):
-    record_property("eps_lb", res.epsilon_lower_bound)
-    record_property("claimed_epsilon", claim)
-    record_property("event", res.event)
-    return res
-
-
-@pytest.fixture
-def inject(monkeypatch):
-    """Inject a bug: ``inject(edit)`` makes ``est._builder`` pass ``edit(kwargs)``'s
-    modified noise parameters to the compiled builder (everything else unchanged)."""
-    real = tree_module.TreeBuilder
-
-    def apply(edit):
-        def factory(**kwargs):
-            edit(kwargs)
-            return real(**kwargs)
-        monkeypatch.setattr(tree_module, "TreeBuilder", factory)
-
-    return apply
+# ``release_sampler(est, X, y, summarise)``: batched sampler ``(n, rng) -> n`` summaries
+# of the trees ``est`` releases on ``(X, y)``: exactly what ``est.fit`` runs after
+# validation and accounting (see ``test_audit_harness_releases_what_fit_releases``), each
+# release on its own spawned streams as in ``fit``. ``summarise`` receives the builder's
+# node arrays (leaf values in target units rescaled to [0, 1]). ``run_audit(est, d0, d1,
+# summarise, n_calibration, n_test, seed=0)`` audits a pair of neighbouring datasets.
+# (Fixtures ``inject`` and ``record_audit``: ``conftest.py``.)
+HARNESS = dict(prepare=_PreparedRegression, fresh_streams=True)
+release_sampler = functools.partial(support.release_sampler, **HARNESS)
+run_audit = functools.partial(support.run_audit, **HARNESS)
 
 
 def test_audit_harness_releases_what_fit_releases():
@@ -852,10 +792,10 @@ def count_and_sum_high(nodes):
     return float(count >= 31 and (value - 0.5) * max(count, 1.0) >= -14.5 - 1e-9)
 
 
-def test_audit_mean_leaf_and_root_count(record_property):
+def test_audit_mean_leaf_and_root_count(record_audit):
     est = make(1.0, max_depth=0, n_bins=4)
     res = run_audit(est, MEAN_D0, MEAN_D1, count_and_sum_high, 3_000, 12_000)
-    record(record_property, res, 1.0).assert_within(1.0)
+    record_audit(res, 1.0).assert_within(1.0)
     assert res.epsilon_lower_bound > 0.7  # measured 0.85 (0.85-0.90 over seeds): tight
 
 
@@ -863,11 +803,11 @@ def test_audit_mean_leaf_and_root_count(record_property):
     ("leaf noise scale / 2", lambda kw: kw.update(leaf_s=2 * kw["leaf_s"])),
     ("count noise scale / 3", lambda kw: kw.update(count_s=3 * kw["count_s"])),
 ])
-def test_control_under_noised_mean_tree_is_flagged(record_property, inject, bug, edit):
+def test_control_under_noised_mean_tree_is_flagged(record_audit, inject, bug, edit):
     inject(edit)  # true epsilon 1.5 and 2.0 respectively
     est = make(1.0, max_depth=0, n_bins=4)
     res = run_audit(est, MEAN_D0, MEAN_D1, count_and_sum_high, 2_000, 8_000)
-    record(record_property, res, 1.0)
+    record_audit(res, 1.0)
     # measured 1.36 and 1.78 (leaf: 1.20-1.36 over seeds)
     assert res.epsilon_lower_bound > 1.0, f"{bug} not flagged:\n{res.summary()}"
 
@@ -887,19 +827,19 @@ def count_high_and_median_bin_2(nodes):
     return float(count >= 5 and int(value * 4) == 2)
 
 
-def test_audit_median_leaf_and_root_count(record_property):
+def test_audit_median_leaf_and_root_count(record_audit):
     est = make(2.0, max_depth=0, n_bins=4, leaf="median", n_target_bins=4)
     res = run_audit(est, MEDIAN_D0, MEDIAN_D1, count_high_and_median_bin_2, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 1.2  # measured 1.54 (the event's exact ratio: e^1.79)
 
 
-def test_control_median_leaf_missing_factor_two_is_flagged(record_property, inject):
+def test_control_median_leaf_missing_factor_two_is_flagged(record_audit, inject):
     # weighting rank scores by exp(eps * u) instead of exp(eps * u / 2) (as if monotonic)
     inject(lambda kw: kw.update(leaf_den=kw["leaf_den"] // 2))
     est = make(2.0, max_depth=0, n_bins=4, leaf="median", n_target_bins=4)
     res = run_audit(est, MEDIAN_D0, MEDIAN_D1, count_high_and_median_bin_2, 2_000, 16_000)
-    record(record_property, res, 2.0)  # true epsilon of the event: 2.87
+    record_audit(res, 2.0)  # true epsilon of the event: 2.87
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.61 (2.35-2.61 over seeds)
 
 
@@ -910,16 +850,10 @@ def test_control_median_leaf_missing_factor_two_is_flagged(record_property, inje
 # (feature 0, threshold after bin 0) isolates the record and keeps its utility; every
 # other candidate puts it next to 30 zeros and loses 30/31 (squared error) or 63/64
 # (absolute error) -- close to the sensitivity 1. Budget weights (1, 6, 1) give the split
-# 2/3 of epsilon. Statistic: the released root split (-1 if the root is a leaf).
+# 2/3 of epsilon. Statistic: the released root split (``root_split``, -1 if the root is a leaf).
 
 B1 = 1.5 / 16
 SPLIT_D0, SPLIT_D1 = _neighbours([B1, B1], 0.0, 30, [0.0, B1], 1.0)
-
-
-def root_split(nodes):
-    if nodes["left"][0] == -1:
-        return -1.0
-    return float(nodes["feature"][0] * 15 + nodes["bin_threshold"][0])
 
 
 def split_tree(leaf, selection="exponential"):
@@ -930,18 +864,18 @@ def split_tree(leaf, selection="exponential"):
 @pytest.mark.parametrize("leaf,selection", [
     ("mean", "exponential"), ("mean", "permute_and_flip"), ("median", "exponential"),
 ])
-def test_audit_root_split_selection(record_property, leaf, selection):
+def test_audit_root_split_selection(record_audit, leaf, selection):
     res = run_audit(split_tree(leaf, selection), SPLIT_D0, SPLIT_D1, root_split, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.event == "stat == 0.0"  # the isolating split
     assert res.epsilon_lower_bound > 0.8  # measured 1.02-1.13 (split's share: 1.33)
 
 
 @pytest.mark.parametrize("leaf", ["mean", "median"])
-def test_control_split_with_four_times_the_epsilon_is_flagged(record_property, inject, leaf):
+def test_control_split_with_four_times_the_epsilon_is_flagged(record_audit, inject, leaf):
     inject(lambda kw: kw.update(split_eps_num=4 * kw["split_eps_num"]))
     res = run_audit(split_tree(leaf), SPLIT_D0, SPLIT_D1, root_split, 2_000, 8_000)
-    record(record_property, res, 2.0)
+    record_audit(res, 2.0)
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 3.10 / 3.20
 
 
@@ -972,13 +906,13 @@ def path_tree():
                 budget_weights=(1, 1e-3, 1e-3))
 
 
-def test_audit_noisy_counts_along_a_path(record_property):
+def test_audit_noisy_counts_along_a_path(record_audit):
     res = run_audit(path_tree(), PATH_D0, PATH_D1, record_path_counts_high, 3_000, 12_000)
-    record(record_property, res, 2.0).assert_within(2.0)
+    record_audit(res, 2.0).assert_within(2.0)
     assert res.epsilon_lower_bound > 1.4  # measured 1.74 (1.70-1.79 over seeds)
 
 
-def test_control_paper_budget_without_root_count_is_flagged(record_property, monkeypatch):
+def test_control_paper_budget_without_root_count_is_flagged(record_audit, monkeypatch):
     def paper_budget(epsilon, max_depth, weights=(1.0, 1.0, 1.0)):
         w_count, w_split, w_leaf = (float(w) for w in weights)
         unit = epsilon / (max_depth * w_count + max_depth * w_split + w_leaf)
@@ -986,7 +920,7 @@ def test_control_paper_budget_without_root_count_is_flagged(record_property, mon
 
     monkeypatch.setattr(tree_module, "split_tree_budget", paper_budget)
     res = run_audit(path_tree(), PATH_D0, PATH_D1, record_path_counts_high, 2_000, 8_000)
-    record(record_property, res, 2.0)  # true epsilon 3.0
+    record_audit(res, 2.0)  # true epsilon 3.0
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.71
 
 
@@ -1004,11 +938,11 @@ def record_path_counts_and_leaf_sum_high(nodes):
     return float(count[leaf] >= 1 and value[leaf] * max(count[leaf], 1.0) >= 1.0)
 
 
-def test_audit_default_weights_counts_and_leaf_along_a_path(record_property):
+def test_audit_default_weights_counts_and_leaf_along_a_path(record_audit):
     # same pair as above, equal weights (epsilon / 6 per release at depth 2): the record
     # pays 3 counts and 1 leaf sum on its path, 2/3 of epsilon, the splits being
     # uninformative here (every candidate isolates the record)
     est = make(3.0, max_depth=2, n_bins=4, min_samples_split=0, min_samples_leaf=0)
     res = run_audit(est, PATH_D0, PATH_D1, record_path_counts_and_leaf_sum_high, 2_000, 8_000)
-    record(record_property, res, 3.0).assert_within(3.0)
+    record_audit(res, 3.0).assert_within(3.0)
     assert res.epsilon_lower_bound > 1.0  # measured 1.42 (the event's exact ratio: e^2)

@@ -1,0 +1,34 @@
+"""Fixtures shared by the test modules (plain helpers live in ``support.py``)."""
+
+import pytest
+
+import dptrees.tree as tree_module
+
+
+@pytest.fixture
+def record_audit(record_property):
+    """``record_audit(res, claim) -> res``: attach an audit's numbers (the lower bound,
+    the claimed epsilon, the event) to the test report (e.g. ``--junitxml``)."""
+
+    def record(res, claim):
+        record_property("eps_lb", res.epsilon_lower_bound)
+        record_property("claimed_epsilon", claim)
+        record_property("event", res.event)
+        return res
+
+    return record
+
+
+@pytest.fixture
+def inject(monkeypatch):
+    """Inject a bug: ``inject(edit)`` makes ``est._builder`` pass ``edit(kwargs)``'s
+    modified noise parameters to the compiled builder (everything else unchanged)."""
+    real = tree_module.TreeBuilder
+
+    def apply(edit):
+        def factory(**kwargs):
+            edit(kwargs)
+            return real(**kwargs)
+        monkeypatch.setattr(tree_module, "TreeBuilder", factory)
+
+    return apply

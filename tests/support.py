@@ -1,0 +1,165 @@
+"""Plain helpers shared by the test modules (fixtures live in ``conftest.py``).
+
+``tests/`` has no ``__init__.py``: under pytest's default ("prepend") import mode the
+folder is put on ``sys.path``, so test modules import this one as ``support``.
+
+* Data: ``step_data`` and ``random_data`` on uniform features in [0, 1] (``BOUNDS``).
+* Trees: ``assert_same_trees`` compares fitted trees array by array.
+* Audits: ``release_sampler`` and ``run_audit`` replay what a tree estimator's ``fit``
+  releases (its own compiled builder on data prepared once) for ``dptrees.audit``;
+  ``audit_samplers`` runs ``audit_pair`` at the suite's significance level ``ALPHA``;
+  ``root_split`` is a statistic of the split-selection audits.
+* Scripts: ``load_script`` imports a benchmark script of the source tree, or skips.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dptrees.audit import audit_pair
+
+ALPHA = 1e-3  # significance level of every estimator audit
+BOUNDS = (0.0, 1.0)  # public feature bounds of the data below
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+TREE_KEYS = ("feature", "bin_threshold", "threshold", "left", "right", "depth", "noisy_count")
+
+
+# ======================================================================================
+# Data
+# ======================================================================================
+
+
+def step_data(n=20_000, p=2, seed=0, dtype=float):
+    """``y = 1 if x0 > 0.5 else 0`` (as ``dtype``) on uniform features in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    return X, (X[:, 0] > 0.5).astype(dtype)
+
+
+def random_data(n=300, p=3, seed=0, weight=1.0, clip=None):
+    """``y = weight sin(6 x0) + weight x1 + N(0, 0.1^2)`` on uniform features in [0, 1],
+    clipped to ``clip = (low, high)`` if given.
+
+    The defaults give ``sin(6 x0) + x1 + noise`` (multiplying by 1.0 is exact: the very
+    same floats); ``weight=0.5, clip=(0, 1)`` a target inside [0, 1].
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    y = weight * np.sin(6 * X[:, 0]) + weight * X[:, 1] + 0.1 * rng.standard_normal(n)
+    if clip is not None:
+        y = np.clip(y, *clip)
+    return X, y
+
+
+# ======================================================================================
+# Trees
+# ======================================================================================
+
+
+def assert_same_tree(a, b, keys=TREE_KEYS, values=True):
+    """``a`` and ``b`` have the same node arrays ``keys`` (and leaf values if ``values``)."""
+    for key in keys:
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
+    if values:
+        leaves = a.left == -1
+        np.testing.assert_array_equal(a.value[leaves], b.value[leaves])
+
+
+def assert_same_trees(trees_a, trees_b, keys=TREE_KEYS):
+    """Two lists of fitted trees are equal, tree by tree (see ``assert_same_tree``)."""
+    assert len(trees_a) == len(trees_b)
+    for a, b in zip(trees_a, trees_b):
+        assert_same_tree(a, b, keys)
+
+
+# ======================================================================================
+# Audits
+# ======================================================================================
+
+
+def audit_samplers(sampler_d0, sampler_d1, n_calibration, n_test, seed=0):
+    """``audit_pair`` of two batched samplers at the significance level ``ALPHA``."""
+    return audit_pair(sampler_d0, sampler_d1, n_calibration=n_calibration, n_test=n_test,
+                      alpha=ALPHA, random_state=seed)
+
+
+def release_sampler(est, X, y, summarise, *, prepare, fresh_streams):
+    """Batched sampler ``(n, rng) -> n`` summaries of the trees ``est`` releases on ``(X, y)``.
+
+    Runs exactly what ``est.fit`` runs after validation and accounting: the estimator's
+    compiled builder (``est._builder(budget, data)``, ``budget`` from
+    ``est._tree_budget(est._check_params())``) on ``data = prepare(est, X, y)`` (the
+    estimator's ``_Prepared*`` class). ``summarise`` receives the builder's node arrays.
+
+    ``fresh_streams=True``: every release draws its noise and candidate streams from its
+    own ``rng.spawn(2)``, as ``fit`` does. ``False``: a batch of releases shares one pair
+    spawned once (same distribution -- independent noise for every release -- and cheaper).
+    The two consume ``rng`` differently: an audit's measured numbers depend on the choice.
+    """
+    data = prepare(est, X, y)
+    budget = est._tree_budget(est._check_params())
+    builder = est._builder(budget, data)
+    codes, y_fixed, labels = data.codes, data.y_fixed, data.labels
+
+    if fresh_streams:
+        def sampler(n, rng):
+            out = np.empty(n)
+            for i in range(n):
+                out[i] = summarise(builder.build(*rng.spawn(2), codes, y_fixed, labels))
+            return out
+    else:
+        def sampler(n, rng):
+            noise, candidates = rng.spawn(2)
+            return np.array([summarise(builder.build(noise, candidates, codes, y_fixed, labels))
+                             for _ in range(n)])
+
+    return sampler
+
+
+def root_split(nodes):
+    """Statistic: the released root split as one number, ``feature * 15 + bin_threshold``
+    (trees on 16 bins: 15 thresholds a feature), or -1 if the root is a leaf."""
+    if nodes["left"][0] == -1:
+        return -1.0
+    return float(nodes["feature"][0] * 15 + nodes["bin_threshold"][0])
+
+
+def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0, *, prepare,
+              fresh_streams):
+    """Audit ``est`` on the neighbouring datasets ``d0 = (X0, y0)`` and ``d1`` through the
+    statistic ``summarise`` (see ``release_sampler`` for ``prepare`` and ``fresh_streams``)."""
+    return audit_samplers(
+        release_sampler(est, *d0, summarise, prepare=prepare, fresh_streams=fresh_streams),
+        release_sampler(est, *d1, summarise, prepare=prepare, fresh_streams=fresh_streams),
+        n_calibration, n_test, seed)
+
+
+# ======================================================================================
+# Benchmark scripts
+# ======================================================================================
+
+
+def load_script(path, name, *, what="benchmark script", register=False):
+    """Import the script at ``path`` as a module called ``name``; skip if it is absent.
+
+    The scripts live in the source tree, not in the installed package: the calling test
+    (or fixture) is skipped with "``what`` not found at ``path``" where the file is absent
+    (e.g. tests run from a wheel's test sources). ``register=True`` puts the module in
+    ``sys.modules`` before running it and reuses one already there, so that scripts
+    loading each other by that name share one module object.
+    """
+    if not path.is_file():
+        pytest.skip(f"{what} not found at {path}")
+    if register and name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
