@@ -14,11 +14,8 @@ from dptrees import (
     DPExtraTreesClassifier,
     DPPartitionForestClassifier,
 )
-from dptrees import tree as tree_module
-from dptrees.audit import audit_pair
 from dptrees.tree import _PreparedClassification
-
-ALPHA = 1e-3
+from support import run_audit
 
 
 def make(epsilon, **kwargs):
@@ -28,17 +25,14 @@ def make(epsilon, **kwargs):
     return DPDecisionTreeClassifier(epsilon, **params)
 
 
-def label_sampler(est, X, y):
-    """``(n, rng) -> n`` released labels of a depth-0 tree, replaying what ``fit`` does."""
-    data = _PreparedClassification(est, X, y)
-    builder = est._builder(est._tree_budget(est._check_params()), data)
+def released_label(nodes):
+    """Statistic: the class a depth-0 tree's leaf releases."""
+    return float(np.argmax(nodes["value"][0]))
 
-    def sampler(n, rng):
-        return np.array([np.argmax(builder.build(*rng.spawn(2), data.codes, data.y_fixed,
-                                                 data.labels)["value"][0])
-                         for _ in range(n)], dtype=float)
 
-    return sampler
+def audit_label(est):
+    return run_audit(est, (X0, Y0), (X1, Y1), released_label, 3_000, 12_000,
+                     prepare=_PreparedClassification, fresh_streams=True)
 
 
 # D0: 3 records of class 0 and 3 of class 1; D1 adds one record of class 1.
@@ -75,25 +69,15 @@ def test_unknown_leaf_is_refused():
         make(1.0, leaf="mean").fit(X0, Y0)
 
 
-def test_audit_label_leaf_within_epsilon():
+def test_audit_label_leaf_within_epsilon(record_audit):
     epsilon = 2.0
-    est = make(epsilon)
-    res = audit_pair(label_sampler(est, X0, Y0), label_sampler(est, X1, Y1),
-                     n_calibration=3_000, n_test=12_000, alpha=ALPHA, random_state=0)
+    res = record_audit(audit_label(make(epsilon)), epsilon)
     res.assert_within(epsilon)
     assert res.epsilon_lower_bound > 0.4  # the audit sees the label move
 
 
-def test_control_label_leaf_with_four_times_the_epsilon_is_flagged(monkeypatch):
-    real = tree_module.TreeBuilder
-
-    def under_noised(**kwargs):
-        kwargs["leaf_eps_num"] *= 4
-        return real(**kwargs)
-
-    monkeypatch.setattr(tree_module, "TreeBuilder", under_noised)
+def test_control_label_leaf_with_four_times_the_epsilon_is_flagged(inject, record_audit):
+    inject(lambda kw: kw.update(leaf_eps_num=4 * kw["leaf_eps_num"]))
     epsilon = 1.0
-    est = make(epsilon)
-    res = audit_pair(label_sampler(est, X0, Y0), label_sampler(est, X1, Y1),
-                     n_calibration=3_000, n_test=12_000, alpha=ALPHA, random_state=0)
+    res = record_audit(audit_label(make(epsilon)), epsilon)
     assert res.epsilon_lower_bound > epsilon, res.summary()
