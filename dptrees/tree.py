@@ -88,6 +88,7 @@ class _PreparedData:
         part = object.__new__(type(self))
         part.__dict__.update(self.__dict__)
         part.codes = np.ascontiguousarray(self.codes[rows])
+        part.codes_by_feature = np.ascontiguousarray(self.codes_by_feature[:, rows])
         part.y_fixed = np.ascontiguousarray(self.y_fixed[rows])
         part.labels = np.ascontiguousarray(self.labels[rows])
         return part
@@ -99,6 +100,7 @@ class _PreparedData:
         self.leaks = [] if bounds.leak is None else [bounds.leak]
         self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
         self.codes = self.binner.transform(X)
+        self.codes_by_feature = np.ascontiguousarray(self.codes.T)  # for split tests
         self.n_features = X.shape[1]
 
 
@@ -230,7 +232,8 @@ class _BaseDPTree(BaseEstimator):
     def _grow(self, data, builder, rng):
         """Build one tree on prepared data; returns a :class:`Tree` in output units."""
         noise_rng, candidate_rng = rng.spawn(2)
-        nodes = builder.build(noise_rng, candidate_rng, data.codes, data.y_fixed, data.labels)
+        nodes = builder.build(noise_rng, candidate_rng, data.codes, data.y_fixed, data.labels,
+                              data.codes_by_feature)
         is_split = nodes["left"] != -1
         threshold = np.full(nodes["feature"].shape[0], np.nan)
         threshold[is_split] = data.binner.thresholds(

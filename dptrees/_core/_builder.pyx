@@ -192,7 +192,7 @@ cdef class TreeBuilder:
         return self.n_labels if self.leaf_kind in (LEAF_COUNTS, LEAF_LABEL) else 1
 
     def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
-              const int64_t[::1] y_fixed, const uint8_t[::1] labels):
+              const int64_t[::1] y_fixed, const uint8_t[::1] labels, codes_by_feature=None):
         """Build the tree; returns a dict of node arrays.
 
         ``value`` has one entry per node (regression) or ``value_width`` columns (class
@@ -202,6 +202,9 @@ cdef class TreeBuilder:
         candidates and nothing else, so those never depend on the data. ``codes``: (n, p)
         feature bin codes below ``n_bins``; ``y_fixed``: targets in ``[0, fixed_scale]``
         (ignored for classification); ``labels``: target bins or classes below ``n_labels``.
+        ``codes_by_feature``: the same codes feature-major, shape (p, n) (made here if not
+        given). Split tests read one feature of rows scattered across the data: in a 1-D
+        column per feature those reads stay within a cache-sized array.
         """
         cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1]
         cdef bitgen_t* bg = bitgen_of(generator)
@@ -224,13 +227,21 @@ cdef class TreeBuilder:
             raise ValueError("fixed-point targets out of range")
         if candidate_generator is generator:
             raise ValueError("candidates need their own generator, separate from the noise")
+        if codes_by_feature is None:
+            codes_by_feature = np.ascontiguousarray(np.asarray(codes).T)
+        if np.shape(codes_by_feature) != (p, n):
+            raise ValueError("codes_by_feature must be the transpose of codes")
+        if n == 0:  # one spare column keeps the pointer below valid
+            codes_by_feature = np.zeros((p, 1), dtype=np.uint8)
+        cdef const uint8_t[:, ::1] columns = codes_by_feature
         memset(&nodes, 0, sizeof(NodeArrays))
         nodes.value_width = self.value_width
         index = np.arange(max(n, 1), dtype=np.intp)  # one spare slot keeps &idx[0] valid
         cdef Py_ssize_t[::1] idx = index
         try:
             with generator.bit_generator.lock, candidate_generator.bit_generator.lock, nogil:
-                status = self._build(bg, cand_bg, codes, y_fixed, labels, &idx[0], n, p, &nodes)
+                status = self._build(bg, cand_bg, codes, &columns[0, 0], columns.shape[1],
+                                     y_fixed, labels, &idx[0], n, p, &nodes)
             if status == ERR_MEMORY:
                 raise MemoryError("out of memory while building the tree")
             if status == ERR_SCORE_RANGE:
@@ -252,6 +263,7 @@ cdef class TreeBuilder:
     # -- the build loop ----------------------------------------------------------------
 
     cdef int _build(self, bitgen_t* bg, bitgen_t* cand_bg, const uint8_t[:, ::1] codes,
+                    const uint8_t* columns, Py_ssize_t column_stride,
                     const int64_t[::1] y_fixed, const uint8_t[::1] labels, Py_ssize_t* idx,
                     Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes) noexcept nogil:
         cdef bint greedy = self.max_features == 0
@@ -324,7 +336,8 @@ cdef class TreeBuilder:
                 else:
                     _draw_candidates(cand_bg, p, k, self.n_bins, w.work, w.cand_feature,
                                      w.cand_bin)
-                    self._candidate_stats(codes, y_fixed, labels, idx, e.start, e.end, k,
+                    self._candidate_stats(columns, column_stride, y_fixed, labels, idx,
+                                          e.start, e.end, k,
                                           w.cand_feature, w.cand_bin, w.totals, w.left_stats)
                     self._random_utilities(w.totals, w.left_stats, k, w.utilities)
                 if _quantise(w.utilities, n_cand, self.split_q, w.scores) != 0:
@@ -342,7 +355,7 @@ cdef class TreeBuilder:
                 else:
                     f = w.cand_feature[chosen]
                     b = w.cand_bin[chosen]
-                mid = _partition(codes, idx, e.start, e.end, f, b, w.scratch)
+                mid = _partition(columns + f * column_stride, idx, e.start, e.end, b, w.scratch)
                 left_count = (mid - e.start) + discrete_laplace(bg, self.count_t, self.count_s)
                 right_count = (e.end - mid) + discrete_laplace(bg, self.count_t, self.count_s)
                 if left_count >= self.min_samples_leaf and right_count >= self.min_samples_leaf:
@@ -416,7 +429,8 @@ cdef class TreeBuilder:
                     cell[0] += 1
                     cell[lab] += 1
 
-    cdef void _candidate_stats(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
+    cdef void _candidate_stats(self, const uint8_t* columns, Py_ssize_t column_stride,
+                               const int64_t[::1] y_fixed,
                                const uint8_t[::1] labels, const Py_ssize_t* idx,
                                Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
                                const int32_t* cand_feature, const int32_t* cand_bin,
@@ -429,25 +443,30 @@ cdef class TreeBuilder:
         cdef Py_ssize_t i, c, m, row, wd = self.width
         cdef int64_t goes_left, yv
         cdef int64_t* cell
+        cdef const uint8_t* col
         memset(totals, 0, wd * sizeof(int64_t))
         memset(left, 0, k * wd * sizeof(int64_t))
         if self.criterion == CRITERION_MSE:
             for i in range(start, end):
-                row = idx[i]
-                yv = y_fixed[row]
-                totals[1] += yv
-                for c in range(k):
-                    goes_left = codes[row, cand_feature[c]] <= cand_bin[c]
+                totals[1] += y_fixed[idx[i]]
+            # one candidate (one feature column) at a time: its reads stay in one column
+            for c in range(k):
+                col = columns + cand_feature[c] * column_stride
+                for i in range(start, end):
+                    row = idx[i]
+                    goes_left = col[row] <= cand_bin[c]
                     left[c * wd] += goes_left
-                    left[c * wd + 1] += goes_left * yv
+                    left[c * wd + 1] += goes_left * y_fixed[row]
         else:
             # label counts only; each side's count is their sum, filled in afterwards
             for i in range(start, end):
-                row = idx[i]
-                cell = left + 1 + labels[row]
-                totals[1 + labels[row]] += 1
-                for c in range(k):
-                    cell[c * wd] += codes[row, cand_feature[c]] <= cand_bin[c]
+                totals[1 + labels[idx[i]]] += 1
+            for c in range(k):
+                col = columns + cand_feature[c] * column_stride
+                cell = left + c * wd + 1
+                for i in range(start, end):
+                    row = idx[i]
+                    cell[labels[row]] += col[row] <= cand_bin[c]
             for c in range(k):
                 cell = left + c * wd
                 for m in range(1, wd):
@@ -627,19 +646,17 @@ cdef int _quantise(const double* utilities, Py_ssize_t n, double q, int64_t* sco
     return 0
 
 
-cdef Py_ssize_t _partition(const uint8_t[:, ::1] codes, Py_ssize_t* idx, Py_ssize_t start,
-                           Py_ssize_t end, int32_t f, int32_t b,
-                           Py_ssize_t* scratch) noexcept nogil:
-    """Stable, branch-free partition of ``idx[start:end]``: rows with ``codes[row, f] <= b``
-    first, both sides in their old order; returns the cut. ``scratch`` holds ``end - start``.
-
-    Keeping rows in increasing order keeps the reads of ``codes`` sequential.
+cdef Py_ssize_t _partition(const uint8_t* column, Py_ssize_t* idx, Py_ssize_t start,
+                           Py_ssize_t end, int32_t b, Py_ssize_t* scratch) noexcept nogil:
+    """Stable, branch-free partition of ``idx[start:end]``: rows with ``column[row] <= b``
+    (the split feature's codes) first, both sides in their old order; returns the cut.
+    ``scratch`` holds ``end - start``. Increasing row order keeps the reads sequential.
     """
     cdef Py_ssize_t i, row, n_left = start, n_right = 0
     cdef Py_ssize_t goes_left
     for i in range(start, end):
         row = idx[i]
-        goes_left = codes[row, f] <= b
+        goes_left = column[row] <= b
         idx[n_left] = row  # n_left <= i: this never overwrites a row still to be read
         scratch[n_right] = row
         n_left += goes_left
