@@ -526,9 +526,10 @@ def permute_and_flip(utilities, *, sensitivity, epsilon, monotonic=False, size=N
     add/remove-one neighbours. With ``monotonic=True`` (all utilities move in the same
     direction between neighbours, e.g. counts) the factor 2 is dropped: permute-and-flip
     is report-noisy-max with exponential noise (Ding et al. 2021), and for monotonic
-    utilities the winner's noise need only absorb a one-sided shift of ``sensitivity``
-    (McKenna & Sheldon 2020 make the same remark). ``tests/test_mechanisms_audit.py``
-    audits this case on counting utilities, where it is tight.
+    utilities the winner's noise need only absorb a one-sided shift of ``sensitivity``,
+    as in the exponential mechanism's monotonic case. ``tests/test_mechanisms_audit.py``
+    audits this case on counting utilities, where it is tight (measured 0.97 at a
+    claimed 1).
 
     Parameters
     ----------
