@@ -144,10 +144,12 @@ cdef class TreeBuilder:
     discrete-Laplace scale of a leaf's fixed-point sum (mean leaves) or of each class
     count (count leaves); ``leaf_eps_num / leaf_den`` weights the median's rank scores.
     ``max_features == 0`` selects the greedy splitter over all candidates; otherwise
-    ``max_features`` random candidates per node.
+    ``max_features`` random candidates per node. ``max_nodes`` caps the tree's size: once
+    it would be passed, nodes become leaves (a rule on released values only).
     """
 
     cdef int n_bins, n_labels, max_depth, criterion, leaf_kind, width, max_features
+    cdef Py_ssize_t max_nodes
     cdef bint permute_flip
     cdef double min_samples_split, min_samples_leaf, fixed_scale
     cdef uint64_t count_t, count_s, leaf_t, leaf_s
@@ -159,7 +161,7 @@ cdef class TreeBuilder:
                  double min_samples_leaf, double fixed_scale, uint64_t count_t,
                  uint64_t count_s, double split_q, uint64_t split_eps_num, uint64_t split_den,
                  uint64_t leaf_t=1, uint64_t leaf_s=1, uint64_t leaf_eps_num=1,
-                 uint64_t leaf_den=1):
+                 uint64_t leaf_den=1, Py_ssize_t max_nodes=2**20):
         if not 2 <= n_bins <= 256 or not 2 <= n_labels <= 256 or not 0 <= max_depth <= 64:
             raise ValueError("n_bins and n_labels must be in [2, 256], max_depth in [0, 64]")
         if criterion not in _CRITERIA or leaf not in _LEAVES:
@@ -168,6 +170,9 @@ cdef class TreeBuilder:
             raise ValueError("selection must be 'permute_and_flip' or 'exponential'")
         if max_features < 0:
             raise ValueError("max_features must be >= 0")
+        if max_nodes < 1:
+            raise ValueError("max_nodes must be >= 1")
+        self.max_nodes = max_nodes
         if min(count_t, count_s, leaf_t, leaf_s, split_eps_num, split_den, leaf_eps_num,
                leaf_den) < 1 or not split_q > 0 or not fixed_scale > 0:
             raise ValueError("noise parameters must be positive")
@@ -270,11 +275,13 @@ cdef class TreeBuilder:
         cdef Py_ssize_t k = p if (greedy or self.max_features > p) else self.max_features
         cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if greedy else k
         cdef Py_ssize_t hist = p * self.n_bins * self.width if greedy else 0
-        cdef Py_ssize_t n_slots = 2 * (self.max_depth + 2)
+        # Depth-first: the stack holds at most one pending sibling per depth plus the node
+        # being split, so positions 0 .. max_depth + 1 are all that is ever used.
+        cdef Py_ssize_t n_slots = self.max_depth + 3
         cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
         cdef Py_ssize_t n_work = n_scores if n_scores > p else p
         cdef Workspace w
-        cdef StackEntry stack[132]
+        cdef StackEntry stack[67]  # max_depth <= 64: n_slots <= 67
         cdef StackEntry e
         cdef Py_ssize_t top = 0, node_id, chosen, mid, m
         cdef int32_t f, b
@@ -329,7 +336,10 @@ cdef class TreeBuilder:
                 else:
                     nodes.right[e.parent] = <int32_t>node_id
 
-            if self._may_split(e.depth, e.noisy_count):
+            # The node cap bounds the work whatever the noise does (empty nodes may split at
+            # small epsilon); it reads only released counts and the public cap, so cutting
+            # growth there is post-processing.
+            if self._may_split(e.depth, e.noisy_count) and nodes.size + top + 2 <= self.max_nodes:
                 if greedy:
                     memcpy(w.current, w.slots + top * hist, hist * sizeof(int64_t))
                     self._greedy_utilities(w.current, p, w.utilities)
