@@ -15,6 +15,11 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
     ) from exc
 
 from dptrees.accounting import BudgetAccountant
+from dptrees.boosting import (
+    DPAdaBoostClassifier,
+    DPGradientBoostingClassifier,
+    DPGradientBoostingRegressor,
+)
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dptrees.forest import (
     DPExtraTreesClassifier,
@@ -29,10 +34,13 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
+    "DPAdaBoostClassifier",
     "DPDecisionTreeClassifier",
     "DPDecisionTreeRegressor",
     "DPExtraTreesClassifier",
     "DPExtraTreesRegressor",
+    "DPGradientBoostingClassifier",
+    "DPGradientBoostingRegressor",
     "DPPartitionForestClassifier",
     "DPPartitionForestRegressor",
     "PrivacyLeakWarning",

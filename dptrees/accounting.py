@@ -69,6 +69,7 @@ __all__ = [
     "parallel_composition",
     "sequential_composition",
     "zcdp_to_approx_dp",
+    "zcdp_budget",
 ]
 
 #: Relative slack allowed when comparing a sum of spends with a total, so that spending a
@@ -934,6 +935,57 @@ class RDPAccountant:
             count=count,
         )
         return delta > max_delta
+
+
+def zcdp_budget(epsilon, delta, orders=None):
+    """The largest ``rho`` whose ``rho``-zCDP converts to at most ``(epsilon, delta)``-DP.
+
+    The conversion is :class:`RDPAccountant`'s (``rho``-zCDP is ``(alpha, alpha rho)``-RDP
+    at every order), so an estimator that splits ``rho`` over its Gaussian releases and
+    records each of them in an :class:`RDPAccountant` with the same ``orders`` reports an
+    epsilon of at most ``epsilon`` at ``delta``. Found by bisection, rounded down.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, > 0.
+    delta : float
+        Target delta, in (0, 1).
+    orders : sequence of float, optional
+        Renyi orders, as for :class:`RDPAccountant`.
+
+    Returns
+    -------
+    float
+    """
+    epsilon = _check_positive_finite(epsilon, "epsilon")
+    delta = _check_delta(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for a Gaussian budget, got {delta!r}")
+    acc = RDPAccountant(orders)
+    orders_arr = np.asarray(acc._orders)
+
+    def fits(rho):
+        return acc._epsilon(rho * orders_arr, delta) <= epsilon
+
+    high = float(epsilon)
+    for _ in range(64):  # for large delta, eps(rho) can be below rho: widen the bracket
+        if not fits(high):
+            break
+        high *= 2
+    low = 0.0
+    for _ in range(200):  # bisection in log scale first, then linear
+        mid = math.sqrt(max(low, high * 2.0**-1000) * high) if high > 2**20 * max(low, 1e-300) \
+            else (low + high) / 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    reached = acc._epsilon(low * orders_arr, delta) if low > 0 else 0.0
+    if not low > 0 or reached < epsilon * (1 - 1e-3):
+        # dp-accounting rounds tiny RDPs to epsilon = 0; the orders cannot reach epsilon.
+        raise ValueError(
+            f"(epsilon={epsilon}, delta={delta}) is out of reach of the Renyi orders "
+            f"(largest {max(acc._orders)}): use a larger epsilon or delta"
+        )
+    return low
 
 
 def gaussian_rho(l2_sensitivity, sigma):

@@ -37,6 +37,7 @@ the caller's declared domain up to ``h``.
 
 import difflib
 import inspect
+import math
 import numbers
 import sys
 import warnings
@@ -60,6 +61,7 @@ __all__ = [
     "check_features",
     "check_in",
     "check_positive_int",
+    "check_positive_number",
     "check_targets_regression",
     "check_y_bounds",
     "clip",
@@ -266,6 +268,22 @@ def check_delta(delta, name="delta"):
     if not (0.0 <= value < 1.0):  # also rejects NaN
         raise ValueError(f"{name} must be in [0, 1), got {value!r}")
     return value
+
+
+def check_positive_number(value, name, *, allow_none=False):
+    """Validate a real hyper-parameter that must be finite and > 0 (``None`` if allowed).
+
+    Returns
+    -------
+    float or None
+    """
+    if allow_none and value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+        math.isfinite(value) and value > 0
+    ):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
 
 
 def check_positive_int(value, name, minimum=1, maximum=None):

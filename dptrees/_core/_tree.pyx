@@ -8,6 +8,23 @@ sends a record left when its code for ``feature`` is at most ``bin_threshold``),
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 
+def check_tree(const int32_t[::1] feature, const int32_t[::1] bin_threshold,
+               const int32_t[::1] left, const int32_t[::1] right, Py_ssize_t n_features):
+    """Raise ``ValueError`` unless the arrays form a tree the routing loops can walk.
+
+    Every child id must follow its parent's (so walks end) and be a valid node, every
+    split feature must exist: then routing can never index out of bounds.
+    """
+    cdef Py_ssize_t i, n_nodes = feature.shape[0]
+    if not (bin_threshold.shape[0] == left.shape[0] == right.shape[0] == n_nodes) or n_nodes == 0:
+        raise ValueError("inconsistent tree arrays")
+    for i in range(n_nodes):
+        if left[i] == -1:
+            continue
+        if not (i < left[i] < n_nodes and i < right[i] < n_nodes and 0 <= feature[i] < n_features):
+            raise ValueError("corrupt tree: child ids must follow their parent, features must exist")
+
+
 def apply(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
           const int32_t[::1] bin_threshold, const int32_t[::1] left,
           const int32_t[::1] right, int64_t[::1] out):
@@ -16,14 +33,7 @@ def apply(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
     cdef int32_t node, f
     if out.shape[0] != n:
         raise ValueError("out must have one entry per row")
-    if not (bin_threshold.shape[0] == left.shape[0] == right.shape[0] == n_nodes) or n_nodes == 0:
-        raise ValueError("inconsistent tree arrays")
-    # Validate the structure once, so the loop below can never index out of bounds.
-    for i in range(n_nodes):
-        if left[i] == -1:
-            continue
-        if not (i < left[i] < n_nodes and i < right[i] < n_nodes and 0 <= feature[i] < p):
-            raise ValueError("corrupt tree: child ids must follow their parent, features must exist")
+    check_tree(feature, bin_threshold, left, right, p)
     with nogil:
         for i in range(n):
             node = 0

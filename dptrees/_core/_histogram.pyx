@@ -1,0 +1,217 @@
+"""Gradient statistics for boosting: int64 fixed-point histograms, partitions and sums.
+
+Per-record statistics (clipped gradient and Hessian, already rounded to int64 fixed
+point by :mod:`dptrees._core._fixedpoint`) are held stat-major, ``stats[k, i]``. Sums of
+integers are exact and independent of the order of the terms, so adding or removing one
+record moves every sum below by exactly that record's integers (Casacuberta et al., CCS
+2022): the sensitivities stated by the callers hold bit for bit.
+
+Rows of a node are a contiguous slice of one index array; :func:`partition` splits a
+slice in place (stable), so a tree is grown without copying the data. Every function
+checks the indices it is given before it reads, so no input can make it read or write
+out of bounds.
+"""
+
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from dptrees._core._tree import check_tree
+
+ctypedef Py_ssize_t intp
+
+
+cdef int _check_rows(const intp[::1] rows, intp n_records) noexcept nogil:
+    """1 if every index of ``rows`` is in ``[0, n_records)``."""
+    cdef intp i, r
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        if r < 0 or r >= n_records:
+            return 0
+    return 1
+
+
+def node_histogram(const uint8_t[:, ::1] codes_by_feature, const intp[::1] rows,
+                   const int64_t[:, ::1] stats, int64_t[:, :, ::1] out,
+                   intp feature_start=0, intp feature_stop=-1):
+    """Add the statistics of ``rows`` to ``out[f, bin, k]`` for features in a range.
+
+    Parameters
+    ----------
+    codes_by_feature : uint8 array of shape (n_features, n_records)
+        Bin codes, feature-major.
+    rows : intp array
+        Records of the node.
+    stats : int64 array of shape (n_stats, n_records)
+    out : int64 array of shape (n_features, n_bins, n_stats)
+        Accumulated into (zero it first). Codes at or above ``n_bins`` count in the last
+        bin, so a code can never index outside ``out``.
+    feature_start, feature_stop : int
+        The features to fill (``-1``: up to the last), so that threads can share a node.
+    """
+    cdef intp n_features = codes_by_feature.shape[0], n_records = codes_by_feature.shape[1]
+    cdef intp n_stats = stats.shape[0], n_rows = rows.shape[0], n_bins = out.shape[1]
+    cdef intp f, i, k, b, last_bin
+    cdef int64_t *ordered
+    cdef const uint8_t *codes
+    cdef int64_t *hist
+    if feature_stop < 0:
+        feature_stop = n_features
+    if not (0 <= feature_start <= feature_stop <= n_features):
+        raise ValueError("feature range out of bounds")
+    if out.shape[0] != n_features or out.shape[2] != n_stats or n_bins < 1:
+        raise ValueError("out must have shape (n_features, n_bins >= 1, n_stats)")
+    if stats.shape[1] != n_records:
+        raise ValueError("stats must have one column per record")
+    if n_rows == 0 or feature_start == feature_stop:
+        return
+    last_bin = n_bins - 1
+    with nogil:
+        if not _check_rows(rows, n_records):
+            with gil:
+                raise IndexError("row index out of range")
+        # Gather the node's statistics once, contiguous, so the feature loops below read
+        # them sequentially (the codes are the only gathered reads left).
+        ordered = <int64_t *> malloc(n_rows * n_stats * sizeof(int64_t))
+        if ordered == NULL:
+            with gil:
+                raise MemoryError()
+        for i in range(n_rows):
+            for k in range(n_stats):
+                ordered[i * n_stats + k] = stats[k, rows[i]]
+        for f in range(feature_start, feature_stop):
+            codes = &codes_by_feature[f, 0]
+            hist = &out[f, 0, 0]
+            if n_stats == 2:
+                for i in range(n_rows):
+                    b = codes[rows[i]]
+                    if b > last_bin:
+                        b = last_bin
+                    hist[2 * b] += ordered[2 * i]
+                    hist[2 * b + 1] += ordered[2 * i + 1]
+            else:
+                for i in range(n_rows):
+                    b = codes[rows[i]]
+                    if b > last_bin:
+                        b = last_bin
+                    for k in range(n_stats):
+                        hist[b * n_stats + k] += ordered[i * n_stats + k]
+        free(ordered)
+
+
+def partition(const uint8_t[:, ::1] codes_by_feature, intp[::1] rows, intp feature,
+              int bin_threshold):
+    """Stable in-place partition of ``rows``: codes ``<= bin_threshold`` first.
+
+    Returns the number of rows sent left.
+    """
+    cdef intp n_records = codes_by_feature.shape[1], n_rows = rows.shape[0]
+    cdef intp i, r, n_left = 0, n_right = 0
+    cdef intp *right
+    cdef const uint8_t *codes
+    if not 0 <= feature < codes_by_feature.shape[0]:
+        raise ValueError("feature out of range")
+    if n_rows == 0:
+        return 0
+    with nogil:
+        if not _check_rows(rows, n_records):
+            with gil:
+                raise IndexError("row index out of range")
+        right = <intp *> malloc(n_rows * sizeof(intp))
+        if right == NULL:
+            with gil:
+                raise MemoryError()
+        codes = &codes_by_feature[feature, 0]
+        for i in range(n_rows):
+            r = rows[i]
+            # Branch-free: write r to both places, advance one of the two cursors.
+            rows[n_left] = r
+            right[n_right] = r
+            if codes[r] <= bin_threshold:
+                n_left += 1
+            else:
+                n_right += 1
+        memcpy(&rows[n_left], right, n_right * sizeof(intp))
+        free(right)
+    return n_left
+
+
+cdef _check_starts(const intp[::1] starts, intp n_segments, intp n_rows):
+    """Raise unless ``starts`` delimits ``n_segments`` segments covering ``n_rows`` rows."""
+    cdef intp j
+    if starts.shape[0] != n_segments + 1:
+        raise ValueError("starts must have one entry more than there are segments")
+    if n_segments and (starts[0] != 0 or starts[n_segments] != n_rows):
+        raise ValueError("starts must run from 0 to len(rows)")
+    for j in range(n_segments):
+        if starts[j + 1] < starts[j]:
+            raise ValueError("starts must be non-decreasing")
+
+
+def segment_sums(const intp[::1] rows, const int64_t[:, ::1] stats,
+                 const intp[::1] starts, int64_t[:, ::1] out):
+    """``out[j, k] = sum of stats[k, rows[starts[j]:starts[j+1]]]`` (exact int64).
+
+    ``starts`` has one entry more than ``out`` has rows, non-decreasing from 0 to
+    ``len(rows)``.
+    """
+    cdef intp n_segments = out.shape[0], n_stats = stats.shape[0]
+    cdef intp n_records = stats.shape[1], j, i, k, r
+    cdef int64_t acc
+    if out.shape[1] != n_stats:
+        raise ValueError("out must have n_stats columns")
+    _check_starts(starts, n_segments, rows.shape[0])
+    with nogil:
+        if not _check_rows(rows, n_records):
+            with gil:
+                raise IndexError("row index out of range")
+        for j in range(n_segments):
+            for k in range(n_stats):
+                acc = 0
+                for i in range(starts[j], starts[j + 1]):
+                    acc += stats[k, rows[i]]
+                out[j, k] = acc
+
+
+def add_leaf_values(const uint8_t[:, ::1] codes, const int[::1] feature,
+                    const int[::1] bin_threshold, const int[::1] left, const int[::1] right,
+                    const double[::1] value, double scale, double[::1] raw):
+    """``raw[i] += scale * value[leaf(i)]`` for one tree, routing rows by their codes.
+
+    The tree arrays are those of :class:`dptrees._tree_structure.Tree`; the structure is
+    validated first, so corrupt arrays cannot make the loop index out of bounds.
+    """
+    cdef intp i, n = codes.shape[0], p = codes.shape[1], n_nodes = feature.shape[0]
+    cdef int node, f
+    if raw.shape[0] != n:
+        raise ValueError("raw must have one entry per row")
+    if value.shape[0] != n_nodes:
+        raise ValueError("inconsistent tree arrays")
+    check_tree(feature, bin_threshold, left, right, p)
+    with nogil:
+        for i in range(n):
+            node = 0
+            while left[node] != -1:
+                f = feature[node]
+                node = left[node] if codes[i, f] <= bin_threshold[node] else right[node]
+            raw[i] += scale * value[node]
+
+
+def add_segment_values(const intp[::1] rows, const intp[::1] starts, const double[::1] value,
+                       double scale, double[::1] out):
+    """``out[rows[i]] += scale * value[j]`` for the rows of segment ``j``.
+
+    ``starts`` (``len(value) + 1`` entries) delimits the segments of ``rows``, as in
+    :func:`segment_sums`: the leaves of a tree just grown.
+    """
+    cdef intp n_segments = value.shape[0], j, i
+    cdef double v
+    _check_starts(starts, n_segments, rows.shape[0])
+    with nogil:
+        if not _check_rows(rows, out.shape[0]):
+            with gil:
+                raise IndexError("row index out of range")
+        for j in range(n_segments):
+            v = scale * value[j]
+            for i in range(starts[j], starts[j + 1]):
+                out[rows[i]] += v

@@ -1,0 +1,12 @@
+"""Differentially private boosted ensembles.
+
+* :class:`DPAdaBoostClassifier` - AdaBoost (SAMME) with DP weak learners and the noisy
+  sample-weight schedules of Zhang et al.;
+* :class:`DPGradientBoostingRegressor` and :class:`DPGradientBoostingClassifier` -
+  histogram-based gradient boosting with clipped, noised gradient statistics.
+"""
+
+from dptrees.boosting._adaboost import DPAdaBoostClassifier
+from dptrees.boosting._gradient import DPGradientBoostingClassifier, DPGradientBoostingRegressor
+
+__all__ = ["DPAdaBoostClassifier", "DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]

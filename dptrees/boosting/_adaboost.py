@@ -1,0 +1,641 @@
+"""DP AdaBoost (SAMME) with noisy sample-weight schedules (Zhang, Dong, Xu & Wang).
+
+See :class:`DPAdaBoostClassifier` for the algorithm, the privacy guarantee and every
+sensitivity; the weak learner is :func:`dptrees.boosting._weak_learners.fit_weighted_tree`
+and the schedules live in :mod:`dptrees.boosting._schedules`.
+"""
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from dptrees._binning import Binner
+from dptrees._random import check_random_state
+from dptrees.accounting import check_accountant
+from dptrees.boosting._schedules import SCHEDULES, draw_schedule
+from dptrees.boosting._weak_learners import (
+    WEIGHT_GRID,
+    fit_weighted_tree,
+    learner_budget,
+)
+from dptrees.exceptions import BudgetExceededError
+from dptrees.mechanisms import laplace_mechanism, noisy_count
+from dptrees.validation import (
+    check_bounds,
+    check_classes,
+    check_epsilon,
+    check_features,
+    check_in,
+    check_positive_int,
+)
+
+__all__ = ["DPAdaBoostClassifier", "WeightRange", "noisy_weight_range"]
+
+#: Share of ``epsilon`` spent on the one noisy record count (only if some round is noisy).
+COUNT_SHARE = 0.02
+#: Share of a noisy round's budget given to the noisy max in the first noisy round.
+FIRST_MAX_SHARE = 2.0 / 3.0
+#: The max's share in later noisy rounds, ``high / (high + low)`` of the previous noisy
+#: round, is kept in this range.
+MAX_SHARE_RANGE = (0.5, 0.9)
+#: The weighted error used for alpha is clipped below at this (public) value: an error
+#: estimated from noisy totals near 0 is not credible, and alpha at most log(19) +
+#: log(K - 1) keeps one lucky learner from outvoting the rest.
+MIN_ERROR = 0.05
+#: Smallest budget of a single release; below it the exact samplers lose resolution.
+_MIN_RELEASE_EPSILON = 2.0**-28
+#: Per-release budgets are shrunk by this factor so that their float sum is <= epsilon.
+_SAFETY = 1.0 - 2.0**-40
+_MAX_ROWS = 2**31 - 1
+_MAX_WEIGHT_LIMIT = 2.0**20  # n * max_weight < 2**51 keeps grid sums exact
+
+
+def _floor_grid(x):
+    return math.floor(x / WEIGHT_GRID) * WEIGHT_GRID
+
+
+def _ceil_grid(x):
+    return math.ceil(x / WEIGHT_GRID) * WEIGHT_GRID
+
+
+# --------------------------------------------------------------------------------------
+# DPweight_dynamic: the noisy max / min weight release
+
+
+class WeightRange(NamedTuple):
+    """Outcome of :func:`noisy_weight_range`.
+
+    ``raw_max`` / ``raw_min`` are the Laplace releases; ``high`` / ``low`` the guarded,
+    grid-rounded range (post-processing) that the weights are clipped into.
+    """
+
+    raw_max: float
+    raw_min: float
+    high: float
+    low: float
+
+
+def noisy_weight_range(weights, *, lower, upper, epsilon_max, epsilon_min, mean_reference,
+                       random_state=None):
+    """Noisy largest and smallest weight (the paper's DPweight_dynamic), guarded.
+
+    Privacy: ``epsilon_max + epsilon_min``-DP for add/remove-one neighbours, provided
+    every weight lies in the public range ``[lower, upper]`` and one record's weight does
+    not depend on the others (both hold in :class:`DPAdaBoostClassifier`).
+
+    Sensitivity: with the conventions ``max(empty) = lower`` and ``min(empty) = upper``,
+    adding a record of weight ``w`` in ``[lower, upper]`` changes the max from ``M`` to
+    ``max(M, w)`` and the min from ``m`` to ``min(m, w)``, both in ``[lower, upper]``:
+    each moves by at most ``upper - lower``. Each is released with the exact Laplace
+    mechanism at sensitivity ``upper - lower`` (for DP AdaBoost ``upper - lower < 1``). If ``upper == lower`` every weight is known to equal it and nothing is
+    released.
+
+    Guard (post-processing, public inputs only): ``mean_reference`` is clipped into
+    ``[lower, upper]``; the noisy max is raised to at least it and the noisy min lowered
+    to at most it, both kept in ``[lower, upper]`` (the paper: the max stays above the
+    mean and the min below it), then rounded inwards to the weight grid.
+    """
+    lower, upper = float(lower), float(upper)
+    sensitivity = upper - lower
+    if sensitivity <= 0:
+        return WeightRange(upper, lower, upper, lower)
+    weights = np.asarray(weights, dtype=np.float64)
+    true_max = float(weights.max()) if weights.size else lower
+    true_min = float(weights.min()) if weights.size else upper
+    rng = check_random_state(random_state)
+    raw_max = laplace_mechanism(true_max, sensitivity=sensitivity, epsilon=epsilon_max,
+                                random_state=rng)
+    raw_min = laplace_mechanism(true_min, sensitivity=sensitivity, epsilon=epsilon_min,
+                                random_state=rng)
+    ref = min(max(float(mean_reference), lower), upper)
+    high = _floor_grid(min(max(raw_max, ref), upper))
+    low = _ceil_grid(max(min(raw_min, ref), lower))
+    high = max(high, lower)  # lower is on the grid
+    low = min(low, high)
+    return WeightRange(float(raw_max), float(raw_min), float(high), float(low))
+
+
+# --------------------------------------------------------------------------------------
+# Parameters, data and budget
+
+
+class _Params(NamedTuple):
+    epsilon: float
+    n_estimators: int
+    schedule: str
+    max_depth: int
+    weight_budget_fraction: float
+    max_weight: float
+    learning_rate: float
+    n_bins: int
+
+
+class _Data:
+    """Validated, binned training data."""
+
+    def __init__(self, estimator, X, y):
+        X = check_features(X)
+        if X.shape[0] > _MAX_ROWS:
+            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(estimator.classes, y, n_samples=X.shape[0])
+        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
+        self.leaks = [leak for leak in (bounds.leak, encoding.leak) if leak is not None]
+        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
+        self.codes = self.binner.transform(X)
+        self.classes = encoding.classes
+        self.labels = np.ascontiguousarray(encoding.y, dtype=np.int64)
+        self.n_classes = len(encoding.classes)
+        self.n_features = X.shape[1]
+
+
+class _Plan(NamedTuple):
+    """Budget of every kind of release (see :meth:`DPAdaBoostClassifier._plan`)."""
+
+    count: float
+    per_noisy_round: float
+    per_learner: float
+    split: float
+    leaf: float
+    n_noisy: int
+
+
+def _real(value, name, *, minimum, maximum=None, open_min=False, open_max=False):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    low_ok = value > minimum if open_min else value >= minimum
+    high_ok = True if maximum is None else (value < maximum if open_max else value <= maximum)
+    if not (math.isfinite(value) and low_ok and high_ok):
+        lo = "(" if open_min else "["
+        hi = "inf)" if maximum is None else (f"{maximum})" if open_max else f"{maximum}]")
+        raise ValueError(f"{name} must be a finite number in {lo}{minimum}, {hi}, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# The estimator
+
+
+class DPAdaBoostClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private AdaBoost (SAMME) with noisy weight schedules.
+
+    The DPAda family of Zhang, Dong, Xu & Wang ("AdaBoost based on objective
+    perturbation", ``shared/seeds.md`` section 3): multiclass AdaBoost (SAMME) whose
+    largest and smallest sample weights are released with Laplace noise in the rounds
+    picked by a *schedule* (``"every"`` = DPAda, ``"swing"`` = DPAda_Swing, ``"random"``
+    = DPAda_Random, ``"improved"`` = DPAda_Improved), with DP weak learners.
+
+    Privacy guarantee
+    -----------------
+    ``fit`` is ``epsilon``-DP (pure, delta = 0) for **add/remove-one** neighbouring
+    datasets, given public ``bounds``, ``classes`` and hyper-parameters, by sequential
+    composition of the releases below; it spends ``epsilon`` once from the accountant
+    (before any release) and records it in ``epsilon_spent_``, with the budget of every
+    single release in ``privacy_ledger_`` and a summary in ``budget_``. If ``bounds`` or
+    ``classes`` is omitted it is read from the data, a ``PrivacyLeakWarning`` is issued,
+    ``privacy_leaks_`` records it and the model is **not** DP.
+
+    Budget split (``B = epsilon``, ``m = n_estimators``, ``R`` noisy rounds):
+
+    * ``COUNT_SHARE * B`` (2 %) for one noisy record count ``n~`` (discrete Laplace,
+      sensitivity 1), released once at the start and used only to build the public mean
+      reference of the guard; released only if ``R > 0``;
+    * ``weight_budget_fraction * B`` split equally over the ``R`` noisy rounds (if
+      ``R = 0`` this share, and the count's, go to the learners);
+    * the rest split equally over the ``m`` weak learners; within a learner, equally over
+      its ``max_depth`` split levels and its leaf release.
+
+    Every per-release budget is multiplied by ``1 - 2**-40`` so that their floating-point
+    sum never exceeds ``epsilon``.
+
+    The algorithm, and what was changed to make the guarantee true
+    ----------------------------------------------------------------
+    The paper's proof adds up the budgets of the weight releases only: its weak learners
+    read the raw (weighted) data without noise, its sensitivity of the max/min weight is
+    "dynamic", i.e. computed from the private weights, and normalised AdaBoost weights
+    depend on every record through the normalising total. We keep the structure (SAMME,
+    noisy max/min weights with a dynamic budget favouring the max, the four schedules,
+    noise from round 2) and change:
+
+    1. **Per-record weights in a public range.** Unnormalised SAMME weights ``u_i`` start
+       at 1; after learner ``k`` the *correctly* classified records are multiplied by
+       ``exp(-alpha_k)`` (SAMME's ``exp(alpha_k)`` on the misclassified ones, divided
+       through by ``exp(alpha_k)``: SAMME normalises anyway, so the argmin of the weighted
+       error and ``alpha`` are unchanged). Weights then lie in the public range
+       ``[L_{k+1}, W_k]`` with ``L_{k+1} = max(L_k exp(-alpha_k), 1 / max_weight)`` and
+       never grow, so one record weighs at most 1 and the learners' sensitivity never
+       exceeds 1 (growing weights with a growing public bound made the learners'
+       sensitivity outrun their signal after a few dozen rounds). The floor
+       ``1 / max_weight`` is a smooth-boosting style cap on the ratio of the largest to
+       the smallest weight (Servedio 2003). Weights are rounded to the grid ``2**-20`` so
+       weighted sums are exact. They are never normalised by a private total, so a
+       record's weight is a function of that record and the released history only, and
+       removing a record never changes another record's weight.
+    2. **Schedule drawn up front.** The schedule reads no data and is drawn from the
+       random stream at the start of ``fit``, so ``R`` is known before any release and the
+       budget is split in advance. Round 1 is never noisy.
+    3. **Noisy max/min weights (DPweight_dynamic)** in the scheduled rounds: the max and
+       the min of the current weights, each with the exact Laplace mechanism at
+       sensitivity ``W_k - L_k < 1`` (weights lie in the public ``[L_k, W_k]``;
+       adding a record moves the max or the min by at most the range's width, see
+       :func:`noisy_weight_range`) instead of the paper's data-dependent sensitivity. The
+       round's budget is split "dynamically" from public values only: the max gets
+       ``FIRST_MAX_SHARE`` (2/3) in the first noisy round and ``high / (high + low)`` of
+       the previous noisy round's released range later (kept in ``MAX_SHARE_RANGE``). The
+       paper's guard -- noisy max at or above the mean weight, noisy min at or below it --
+       uses a public *mean reference* instead of the exact mean: the previous learner's
+       noisy leaf totals, split into correctly and wrongly labelled weight ``C`` and ``E``,
+       give the updated total ``C exp(-alpha) + E``, divided by ``n~``. Both values are
+       also kept in ``[L_k, W_k]``. The weights are then clipped into ``[low, high]`` and
+       divided by ``high`` (a released number; SAMME is invariant to a common factor), so
+       the largest weight is 1 again and the learners' sensitivity, 1, stays in scale with
+       their signal, the total weight: that is what the release buys. Without it every
+       weight decays to the floor once each record has been classified correctly a few
+       times, and boosting stalls.
+    4. **DP weak learners** (:func:`~dptrees.boosting._weak_learners.fit_weighted_tree`):
+       a tree of depth ``max_depth`` on weighted records over public equal-width bins.
+       Split choice by permute-and-flip with utility minus the weighted misclassification
+       error of the children's majority labels (sensitivity ``W_k``, monotonic); leaves
+       release Laplace-noised weighted class totals (L1 sensitivity ``W_k``). Levels
+       compose in parallel across their disjoint nodes.
+    5. **Error and alpha by post-processing.** The weighted error ``err`` is computed from
+       the learner's noisy leaf totals (no extra release), clipped below at ``MIN_ERROR``;
+       a learner with ``err >= (K - 1) / K`` (or with no positive noisy total) gets
+       ``alpha = 0``; otherwise ``alpha = learning_rate (log((1 - err) / err) + log(K - 1))``.
+       Boosting never stops early: all ``m`` learners are fitted (their budget is spent).
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of boosting rounds ``m`` (weak learners).
+    epsilon : float, default=1.0
+        Total privacy budget ``B``.
+    schedule : {"every", "swing", "random", "improved"}, default="improved"
+        In which rounds the max/min weights are released (see
+        :mod:`dptrees.boosting._schedules`).
+    max_depth : int, default=1
+        Depth of the weak learners (1 = decision stump), at most 8.
+    weight_budget_fraction : float, default=0.1
+        Share of ``epsilon`` spent on the noisy max/min weights of the ``R`` noisy rounds
+        (the paper's split between weights and learners), in (0, 1 - COUNT_SHARE).
+    max_weight : float, default=100.0
+        Public cap on the ratio of the largest to the smallest weight, in [1, 2**20]:
+        weights stay in ``[1 / max_weight, 1]``. A small cap can make boosting cycle (once
+        the easy records sit at the floor the same weak learner keeps winning); a large one
+        lets the total weight, the learners' signal, fall towards their noise. 100 was
+        best of {10, 100, 1e3, 1e4} on a validation split of Adult's training file.
+    learning_rate : float, default=1.0
+        Multiplies every ``alpha_k``; > 0.
+    n_bins : int, default=32
+        Equal-width bins per feature over the public bounds, in [2, 256].
+    bounds : tuple (lower, upper), optional
+        Public feature bounds (scalars or arrays of length ``n_features``); values outside
+        are clipped. Omitted: read from the data with a ``PrivacyLeakWarning`` (not DP).
+    classes : array-like, optional
+        The public list of classes (at least 2). Omitted: read from ``y`` with a
+        ``PrivacyLeakWarning`` (not DP).
+    accountant : BudgetAccountant, optional
+        Where ``epsilon`` is spent; default: the default accountant.
+    random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
+        ``None`` uses OS entropy (use it for releases); a seed makes the fit reproducible
+        (for tests and research only).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    learners_ : list of WeightedTree
+        The released weak learners.
+    estimator_weights_ : ndarray of shape (n_estimators,)
+        ``alpha_k`` (0 for useless learners).
+    estimator_errors_ : ndarray of shape (n_estimators,)
+        Noisy weighted error of each learner (post-processing of its leaf totals).
+    n_estimators_ : int
+    noisy_rounds_ : ndarray of bool, shape (n_estimators,)
+        The drawn schedule (entry ``k`` = round ``k + 1``).
+    n_noisy_rounds_ : int
+    weight_bounds_ : ndarray of shape (n_estimators, 2)
+        Public ``(L_k, W_k)`` of each round's weights; ``W_k`` is the learner's sensitivity.
+    weight_ranges_ : ndarray of shape (n_estimators, 4)
+        ``(raw_max, raw_min, high, low)`` released in the noisy rounds, NaN elsewhere.
+    noisy_count_ : int or None
+        The released record count (None if ``R = 0``).
+    epsilon_spent_ : float
+    budget_ : dict
+        Budget of each kind of release.
+    privacy_ledger_ : list of (str, float)
+        Every release of the fit and its epsilon; the epsilons compose (sequentially) to
+        at most ``epsilon_spent_``.
+    privacy_leaks_ : list of str
+    bounds_ : tuple of ndarray
+    binner_ : Binner
+    """
+
+    def __init__(self, n_estimators=50, epsilon=1.0, schedule="improved", max_depth=1,
+                 weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
+                 bounds=None, classes=None, accountant=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.schedule = schedule
+        self.max_depth = max_depth
+        self.weight_budget_fraction = weight_budget_fraction
+        self.max_weight = max_weight
+        self.learning_rate = learning_rate
+        self.n_bins = n_bins
+        self.bounds = bounds
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    # ---------------------------------------------------------------- validation / plan
+
+    def _check_params(self):
+        return _Params(
+            epsilon=check_epsilon(self.epsilon),
+            n_estimators=check_positive_int(self.n_estimators, "n_estimators", maximum=100_000),
+            schedule=check_in(self.schedule, "schedule", SCHEDULES),
+            max_depth=check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=8),
+            weight_budget_fraction=_real(self.weight_budget_fraction, "weight_budget_fraction",
+                                         minimum=0.0, maximum=1.0 - COUNT_SHARE,
+                                         open_min=True, open_max=True),
+            max_weight=_real(self.max_weight, "max_weight", minimum=1.0,
+                             maximum=_MAX_WEIGHT_LIMIT),
+            learning_rate=_real(self.learning_rate, "learning_rate", minimum=0.0,
+                                maximum=1e6, open_min=True),
+            n_bins=check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256),
+        )
+
+    @staticmethod
+    def _plan(params, noisy_rounds):
+        """Per-release budgets; raises ``ValueError`` (before any spend) if unrealisable."""
+        eps, m = params.epsilon, params.n_estimators
+        n_noisy = int(np.count_nonzero(noisy_rounds))
+        if n_noisy > 0:
+            count = COUNT_SHARE * eps
+            weights = params.weight_budget_fraction * eps
+            per_round = weights / n_noisy
+        else:
+            count = weights = per_round = 0.0
+        per_learner = (eps - count - weights) / m
+        levels = learner_budget(per_learner, params.max_depth)
+        plan = _Plan(count=count * _SAFETY, per_noisy_round=per_round * _SAFETY,
+                     per_learner=per_learner * _SAFETY, split=levels["split"] * _SAFETY,
+                     leaf=levels["leaf"] * _SAFETY, n_noisy=n_noisy)
+        smallest = [plan.split, plan.leaf]
+        if n_noisy:
+            smallest += [plan.count, plan.per_noisy_round * (1.0 - MAX_SHARE_RANGE[1])]
+        if min(smallest) < _MIN_RELEASE_EPSILON:
+            raise ValueError(
+                f"epsilon={params.epsilon!r} is too small for n_estimators={m} and "
+                f"max_depth={params.max_depth}: a single release would get "
+                f"{min(smallest):.3g} < {_MIN_RELEASE_EPSILON:.3g}"
+            )
+        return plan
+
+    def _draw_plan(self, params, rng):
+        """Schedule (reads no data) and budget plan, from the start of the random stream."""
+        schedule_rng, boost_rng = rng.spawn(2)
+        noisy_rounds = draw_schedule(params.schedule, params.n_estimators, schedule_rng)
+        return noisy_rounds, self._plan(params, noisy_rounds), boost_rng
+
+    # ---------------------------------------------------------------- fitting
+
+    def fit(self, X, y):
+        """Fit the boosted ensemble, spending ``epsilon`` once from the accountant.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        accountant = check_accountant(self.accountant)
+        data = _Data(self, X, y)
+        rng = check_random_state(self.random_state)
+        noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
+        if not accountant.check(params.epsilon):
+            remaining = accountant.remaining()[0]
+            raise BudgetExceededError(
+                f"DPAdaBoostClassifier needs epsilon={params.epsilon!r}, but only "
+                f"{remaining!r} remains in the accountant; nothing was spent."
+            )
+        accountant.spend(params.epsilon, label=type(self).__name__)
+        state = _boost(data, params, noisy_rounds, plan, boost_rng)
+        self._record(data, params, noisy_rounds, plan, state)
+        return self
+
+    def _record(self, data, params, noisy_rounds, plan, state):
+        self.classes_ = data.classes
+        self.n_classes_ = data.n_classes
+        self.n_features_in_ = data.n_features
+        self.binner_ = data.binner
+        self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
+        self.privacy_leaks_ = list(data.leaks)
+        self.learners_ = state["learners"]
+        self.estimator_weights_ = state["alphas"]
+        self.estimator_errors_ = state["errors"]
+        self.n_estimators_ = len(state["learners"])
+        self.noisy_rounds_ = noisy_rounds
+        self.n_noisy_rounds_ = plan.n_noisy
+        self.weight_bounds_ = state["weight_bounds"]
+        self.weight_ranges_ = state["weight_ranges"]
+        self.noisy_count_ = state["noisy_count"]
+        self.privacy_ledger_ = state["ledger"]
+        self.epsilon_spent_ = params.epsilon
+        self.budget_ = {
+            "count": plan.count,
+            "weights": plan.per_noisy_round * plan.n_noisy,
+            "per_noisy_round": plan.per_noisy_round,
+            "learners": plan.per_learner * params.n_estimators,
+            "per_learner": plan.per_learner,
+            "split": plan.split,
+            "leaf": plan.leaf,
+        }
+
+    # ---------------------------------------------------------------- prediction
+
+    def _codes(self, X):
+        check_is_fitted(self, "learners_")
+        X = check_features(X, n_features=self.n_features_in_, estimator=self)
+        return self.binner_.transform(X)
+
+    def _alphas(self):
+        alphas = np.asarray(self.estimator_weights_, dtype=np.float64)
+        # every learner useless: vote with equal weights (post-processing)
+        return alphas if alphas.sum() > 0 else np.ones_like(alphas)
+
+    def _staged_votes(self, codes):
+        """Cumulative SAMME votes (unnormalised) and alpha sums after each learner."""
+        K = self.n_classes_
+        votes = np.zeros((codes.shape[0], K))
+        total = 0.0
+        for tree, alpha in zip(self.learners_, self._alphas()):
+            pred = tree.predict(codes)
+            onehot = np.arange(K)[None, :] == pred[:, None]
+            votes += np.where(onehot, alpha, -alpha / (K - 1))
+            total += alpha
+            yield votes, total
+
+    def _decision_from_votes(self, votes, total):
+        pred = votes / total if total > 0 else np.zeros_like(votes)
+        if self.n_classes_ == 2:
+            return pred[:, 1] - pred[:, 0]
+        return pred
+
+    def decision_function(self, X):
+        """SAMME decision values, as scikit-learn's ``AdaBoostClassifier``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive means ``classes_[1]``),
+        else (n_samples, n_classes)
+        """
+        codes = self._codes(X)
+        out = None
+        for votes, total in self._staged_votes(codes):
+            out = (votes, total)
+        return self._decision_from_votes(*out)
+
+    def staged_decision_function(self, X):
+        """Decision values after each boosting round (a generator)."""
+        codes = self._codes(X)
+        for votes, total in self._staged_votes(codes):
+            yield self._decision_from_votes(votes.copy(), total)
+
+    def _proba(self, decision):
+        if self.n_classes_ == 2:
+            decision = np.vstack([-decision, decision]).T / 2
+        else:
+            decision = decision / (self.n_classes_ - 1)
+        decision = decision - decision.max(axis=1, keepdims=True)
+        e = np.exp(decision)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Class probabilities: softmax of the decision / (K - 1), as scikit-learn's SAMME."""
+        return self._proba(self.decision_function(X))
+
+    def _label(self, decision):
+        if self.n_classes_ == 2:
+            return self.classes_[(decision > 0).astype(np.int64)]
+        return self.classes_[np.argmax(decision, axis=1)]
+
+    def predict(self, X):
+        """Predicted class labels."""
+        return self._label(self.decision_function(X))
+
+    def staged_predict(self, X):
+        """Predicted labels after each boosting round (a generator)."""
+        for decision in self.staged_decision_function(X):
+            yield self._label(decision)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
+
+
+# --------------------------------------------------------------------------------------
+# The boosting loop
+
+
+def _mean_reference(previous, n_hat):
+    """Public mean reference of the updated weights (post-processing of releases)."""
+    correct, wrong, alpha = previous
+    return (correct * math.exp(-alpha) + wrong) / max(n_hat, 1)
+
+
+def _alpha(error, n_classes, learning_rate):
+    if not math.isfinite(error) or error >= (n_classes - 1) / n_classes:
+        return 0.0
+    error = max(error, MIN_ERROR)
+    return learning_rate * (math.log((1.0 - error) / error) + math.log(n_classes - 1))
+
+
+def _boost(data, params, noisy_rounds, plan, rng):
+    """The releases of ``fit`` after validation and accounting; returns the fitted state.
+
+    Every release is listed in the returned ``ledger`` with its budget.
+    """
+    m, K = params.n_estimators, data.n_classes
+    codes, labels = data.codes, data.labels
+    n = codes.shape[0]
+    floor = _ceil_grid(1.0 / params.max_weight)  # public: weights stay in [floor, 1]
+    u = np.ones(n)
+    lower = upper = 1.0  # public range [L_k, W_k] of the current weights
+    ledger = []
+    count_rng, *round_rngs = rng.spawn(m + 1)
+    n_hat = None
+    if plan.n_noisy > 0:
+        # a record count: sensitivity 1
+        n_hat = noisy_count(n, epsilon=plan.count, random_state=count_rng)
+        ledger.append(("noisy record count", plan.count))
+    learners, alphas, errors = [], np.zeros(m), np.zeros(m)
+    weight_bounds = np.zeros((m, 2))
+    weight_ranges = np.full((m, 4), np.nan)
+    previous = None  # (correct total, wrong total, alpha) of the previous learner
+    max_share = FIRST_MAX_SHARE
+    for k in range(m):
+        round_rng = round_rngs[k]
+        if noisy_rounds[k]:
+            eps_max = plan.per_noisy_round * max_share
+            eps_min = plan.per_noisy_round - eps_max
+            ref = _mean_reference(previous, n_hat) if previous is not None else lower
+            wr = noisy_weight_range(u, lower=lower, upper=upper, epsilon_max=eps_max,
+                                    epsilon_min=eps_min, mean_reference=ref,
+                                    random_state=round_rng)
+            ledger.append((f"round {k + 1}: noisy max weight", eps_max))
+            ledger.append((f"round {k + 1}: noisy min weight", eps_min))
+            weight_ranges[k] = wr
+            np.clip(u, wr.low, wr.high, out=u)
+            # Rescale by the public noisy max so the largest weight is 1 again (SAMME is
+            # invariant to a common factor): without it every weight decays to the floor
+            # once each record has been classified correctly a few times.
+            u /= wr.high
+            np.rint(u / WEIGHT_GRID, out=u)
+            u *= WEIGHT_GRID
+            lower = max(floor, _ceil_grid(wr.low / wr.high))
+            upper = 1.0
+            np.clip(u, lower, upper, out=u)
+            max_share = min(max(wr.high / (wr.high + wr.low), MAX_SHARE_RANGE[0]),
+                            MAX_SHARE_RANGE[1])
+        weight_bounds[k] = (lower, upper)
+        tree = fit_weighted_tree(codes, labels, u, n_classes=K, n_bins=params.n_bins,
+                                 max_depth=params.max_depth, weight_bound=upper,
+                                 epsilon_split=plan.split, epsilon_leaf=plan.leaf,
+                                 random_state=round_rng)
+        for level in range(params.max_depth):
+            ledger.append((f"round {k + 1}: split level {level}", plan.split))
+        ledger.append((f"round {k + 1}: leaf totals", plan.leaf))
+        error, correct, wrong = tree.weighted_error()
+        alpha = _alpha(error, K, params.learning_rate)
+        learners.append(tree)
+        alphas[k], errors[k] = alpha, error
+        previous = (correct, wrong, alpha)
+        if alpha > 0 and k + 1 < m:
+            # Per-record update from the released learner: SAMME's exp(alpha) on the
+            # misclassified records, divided through by exp(alpha) (normalisation does
+            # not change SAMME), i.e. the correctly classified ones shrink. Weights never
+            # grow, so the learners' sensitivity stays at most 1.
+            factor = math.exp(-alpha)
+            new_lower = min(max(floor, _ceil_grid(lower * factor)), upper)
+            hit = tree.predict(codes) == labels
+            u[hit] *= factor
+            np.rint(u / WEIGHT_GRID, out=u)
+            u *= WEIGHT_GRID
+            np.clip(u, new_lower, upper, out=u)
+            lower = new_lower
+    return {"learners": learners, "alphas": alphas, "errors": errors,
+            "weight_bounds": weight_bounds, "weight_ranges": weight_ranges,
+            "noisy_count": n_hat, "ledger": ledger}

@@ -1,0 +1,605 @@
+"""Differentially private histogram-based gradient boosting.
+
+Privacy model (every estimator here): add/remove-one neighbouring datasets; the feature
+``bounds``, the target bounds ``y_bounds`` or the ``classes``, and every hyper-parameter
+are public. What one fit releases, and the sensitivity of each release:
+
+* **the initial score**: regression, a noisy sum of the rescaled targets (each in [0, 1],
+  sensitivity 1) and a noisy count (sensitivity 1); classification, noisy class counts
+  (one record changes one count by 1: L1 and L2 sensitivity 1);
+* **per tree, its leaves**: the sums ``G`` of the clipped gradients and ``H`` of the
+  clipped Hessians of the records in each leaf, as exact int64 fixed-point sums. A
+  record sits in one leaf, so the vector of leaf sums moves by one record's clipped
+  gradient (at most ``gradient_clip``, rounded up to the fixed-point grid) and Hessian (at
+  most the loss's ``hessian_bound``, 1 for squared error where ``H`` is the count).
+  The gradients are computed from the released model so far, so a record changes only
+  its own statistics (adaptive composition);
+* **per tree, with** ``split="private"`` **or** ``"hybrid"``: at each privately chosen
+  level, the per-(feature, bin) sums ``G`` and ``H`` of the nodes of that level. A record
+  falls in one bin of each feature, so its change is ``sqrt(n_features)`` times the
+  per-record bound in L2 (``n_features`` times in L1). Nodes of one level hold disjoint
+  records (parallel composition); a child's histogram is released only for the child
+  with the smaller *noisy* Hessian mass, its sibling is the parent's noisy histogram
+  minus it (post-processing). The split is the best Newton gain on the noisy sums
+  (post-processing). ``split="random"`` draws every split (feature, bin) uniformly from a
+  generator that reads no data, and spends nothing on structure.
+
+Leaf values ``-G / (max(H, 0) + reg_lambda)`` (Newton steps), optionally clipped to
+``leaf_clip``, times ``learning_rate / batch_size``, are post-processing.
+
+With ``noise="gaussian"`` every release gets exact discrete Gaussian noise on a grid
+(:func:`dptrees.mechanisms.gaussian_mechanism`, ``rho``-zCDP); the total zCDP budget is
+the largest ``rho`` that an :class:`~dptrees.accounting.RDPAccountant` converts to at most
+``(epsilon, delta)`` (:func:`~dptrees.accounting.zcdp_budget`), every release is composed
+into such an accountant as it happens, and the fitted ``epsilon_spent_`` is its
+conversion at ``delta``. With ``noise="laplace"`` every release is exact discrete Laplace
+(:func:`dptrees.mechanisms.laplace_mechanism`) and the guarantee is pure
+``epsilon``-DP by sequential composition. Either way the total is spent once from the
+``accountant`` before the first release.
+"""
+
+import math
+import numbers
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from dptrees._binning import Binner
+from dptrees._core import _fixedpoint, _histogram
+from dptrees._params import store_params
+from dptrees._random import check_random_state
+from dptrees.accounting import RDPAccountant, check_accountant, zcdp_budget
+from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
+from dptrees.boosting._trees import (
+    BoostedClassifierMixin,
+    BoostedRegressorMixin,
+    draw_random_structure,
+    full_tree,
+)
+from dptrees.mechanisms import (
+    _laplace_ratio,
+    fixed_point_scale,
+    gaussian_grid,
+    gaussian_mechanism,
+    laplace_grid,
+    laplace_mechanism,
+)
+from dptrees.validation import (
+    check_bounds,
+    check_classes,
+    check_delta,
+    check_epsilon,
+    check_features,
+    check_in,
+    check_positive_int,
+    check_positive_number,
+    check_targets_regression,
+    check_y_bounds,
+    clip,
+)
+
+__all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
+
+# Share of each leaf (or histogram) release's budget spent on the Hessian sums; the
+# gradient sums carry the signal, the Hessians only scale it.
+_HESSIAN_SHARE = 0.2
+_MAX_ROWS = 2**31 - 1
+# Below this many rows of a node a histogram is not worth splitting across threads.
+_THREAD_MIN_ROWS = 50_000
+
+
+def _check_fraction(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+class _NoisePlan:
+    """The noise of every kind of release, fixed before the first one.
+
+    ``budget`` is a zCDP ``rho`` (Gaussian) or an ``epsilon`` (Laplace) for a whole
+    release; a release of sums ``G`` and ``H`` gives ``1 - _HESSIAN_SHARE`` of it to ``G``
+    and the rest to ``H``. :meth:`release` adds the noise and records the release.
+    """
+
+    def __init__(self, noise, epsilon, delta):
+        self.noise = noise
+        self.delta = delta
+        self.rdp = RDPAccountant() if noise == "gaussian" else None
+        # Shares of the total are floats: a hair below it keeps their sum below it too.
+        total = zcdp_budget(epsilon, delta) if noise == "gaussian" else epsilon
+        self.total = total * (1 - 1e-12)
+        self.epsilons = []  # Laplace releases' epsilons
+        self.n_releases = 0
+
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0):
+        """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
+        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace)."""
+        self.n_releases += 1
+        if self.noise == "gaussian":
+            self.rdp.compose_zcdp(budget)
+            noise_multiplier = 1.0 / math.sqrt(2.0 * budget)
+            return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
+                                      noise_multiplier=noise_multiplier, random_state=rng)
+        self.epsilons.append(budget)
+        return laplace_mechanism(values, sensitivity=sensitivity * l2_factor**2,
+                                 epsilon=budget, random_state=rng)
+
+    def check(self, sensitivity, budget, n_values, l2_factor=1.0):
+        """Raise ``ValueError`` if a release could not be made (before anything is spent)."""
+        if self.noise == "gaussian":
+            gaussian_grid(sensitivity * l2_factor, 1.0 / math.sqrt(2.0 * budget), n_values)
+        else:
+            _, units = laplace_grid(sensitivity * l2_factor**2, n_values)
+            _laplace_ratio(units, budget)
+
+    def spent(self):
+        if self.noise == "gaussian":
+            return self.rdp.get_epsilon(self.delta), self.delta
+        return math.fsum(self.epsilons), 0.0
+
+
+class _BaseDPGradientBoosting(BaseEstimator):
+    """Fitting machinery shared by the DP gradient-boosting estimators."""
+
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        check_in(self.noise, "noise", ("gaussian", "laplace"))
+        delta = check_delta(self.delta)
+        if self.noise == "gaussian" and not 0 < delta < 1:
+            raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
+        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
+        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
+        check_positive_int(self.n_jobs, "n_jobs", maximum=256)
+        check_in(self.split, "split", ("random", "private", "hybrid"))
+        check_positive_number(self.learning_rate, "learning_rate")
+        check_positive_number(self.reg_lambda, "reg_lambda")
+        check_positive_number(self.gradient_clip, "gradient_clip")
+        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
+        _check_fraction(self.init_fraction, "init_fraction")
+        _check_fraction(self.split_fraction, "split_fraction")
+        if not isinstance(self.verbose, numbers.Integral):
+            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
+        return epsilon, (delta if self.noise == "gaussian" else 0.0)
+
+    # -- data ---------------------------------------------------------------------------
+
+    def _bin(self, X):
+        if X.shape[0] > _MAX_ROWS:
+            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
+        bounds = check_bounds(self.bounds, X, n_features=X.shape[1])
+        leaks = [] if bounds.leak is None else [bounds.leak]
+        binner = Binner(bounds.lower, bounds.upper, self.n_bins)
+        return binner, binner.transform(X), leaks
+
+    # -- budget -------------------------------------------------------------------------
+
+    def _private_levels(self):
+        return {"random": 0, "private": self.max_depth, "hybrid": 1}[self.split]
+
+    def _tree_budgets(self, plan, n_trees):
+        """(init, per-tree leaf, per-level histogram) budgets: they add up to the total."""
+        init = self.init_fraction * plan.total
+        per_tree = (plan.total - init) / n_trees
+        levels = self._private_levels()
+        if levels == 0:
+            return init, per_tree, 0.0
+        structure = self.split_fraction * per_tree
+        return init, per_tree - structure, structure / levels
+
+    # -- one tree -----------------------------------------------------------------------
+
+    def _histograms(self, ctx, rows):
+        """Exact int64 (n_features, n_bins, 2) sums of the node ``rows``."""
+        out = np.zeros((ctx.n_features, self.n_bins, 2), dtype=np.int64)
+        if ctx.executor is None or rows.shape[0] < _THREAD_MIN_ROWS:
+            _histogram.node_histogram(ctx.codes_by_feature, rows, ctx.stats, out)
+            return out
+        cuts = np.linspace(0, ctx.n_features, ctx.n_threads + 1).astype(int)
+        jobs = [ctx.executor.submit(_histogram.node_histogram, ctx.codes_by_feature, rows,
+                                    ctx.stats, out, int(a), int(b))
+                for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        for job in jobs:
+            job.result()
+        return out
+
+    def _noisy_histograms(self, ctx, exact, budget, rng):
+        """Release the (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes."""
+        g = exact[..., 0] / ctx.g_scale
+        h = exact[..., 1] / ctx.h_scale
+        l2 = math.sqrt(ctx.n_features)
+        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2)
+        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2)
+        return np.stack([g, h], axis=-1)
+
+    def _best_split(self, hist):
+        """Best Newton gain on a noisy (n_features, n_bins, 2) histogram (post-processing)."""
+        cum = np.cumsum(hist, axis=1)
+        total = cum[:, -1:, :]
+        left, right = cum[:, :-1, :], total - cum[:, :-1, :]
+        lam = self.reg_lambda
+        gain = (left[..., 0] ** 2 / (np.maximum(left[..., 1], 0) + lam)
+                + right[..., 0] ** 2 / (np.maximum(right[..., 1], 0) + lam))
+        f, b = np.unravel_index(int(np.argmax(gain)), gain.shape)
+        return int(f), int(b), float(left[f, b, 1]), float(right[f, b, 1])
+
+    def _grow(self, ctx, rng_structure, rng_noise):
+        """Grow one full tree of depth ``max_depth`` over ``ctx.rows`` (reordered in place).
+
+        Returns the node arrays, the leaf segments of ``ctx.rows`` and the leaf values.
+        """
+        depth = self.max_depth
+        n_internal = 2**depth - 1
+        # Rows in increasing order: every node's slice is then sorted (the partition is
+        # stable), so histograms read the codes nearly sequentially.
+        ctx.rows[:] = ctx.all_rows
+        feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
+        bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
+        # Nodes in heap order: children of i are 2i+1, 2i+2. segments[i] = (start, stop).
+        starts = np.zeros(2 * n_internal + 2, dtype=np.intp)
+        stops = np.zeros(2 * n_internal + 2, dtype=np.intp)
+        stops[0] = ctx.rows.shape[0]
+        noisy = {}  # node -> released (n_features, n_bins, 2) histogram
+        private_levels = self._private_levels()
+        if private_levels < depth:
+            random_feature, random_bin = draw_random_structure(
+                rng_structure, ctx.n_features, self.n_bins, depth)
+        for level in range(depth):
+            nodes = range(2**level - 1, 2 ** (level + 1) - 1)
+            if level < private_levels:
+                self._release_level(ctx, nodes, noisy, starts, stops, rng_noise)
+            for node in nodes:
+                if level < private_levels:
+                    f, b, mass_left, mass_right = self._best_split(noisy[node])
+                else:
+                    f, b = int(random_feature[node]), int(random_bin[node])
+                feature[node], bin_threshold[node] = f, b
+                start, stop = starts[node], stops[node]
+                n_left = _histogram.partition(ctx.codes_by_feature, ctx.rows[start:stop], f, b)
+                starts[2 * node + 1], stops[2 * node + 1] = start, start + n_left
+                starts[2 * node + 2], stops[2 * node + 2] = start + n_left, stop
+                if level + 1 < private_levels:
+                    # The child with the smaller noisy Hessian mass is measured next level.
+                    noisy[node] = (noisy[node], 2 * node + 1 if mass_left <= mass_right
+                                   else 2 * node + 2)
+        leaves = np.arange(n_internal, 2 * n_internal + 1)
+        seg = np.append(starts[leaves], stops[leaves[-1]])
+        sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
+        _histogram.segment_sums(ctx.rows, ctx.stats, seg, sums)
+        g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
+                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise)
+        h = ctx.plan.release(sums[:, 1] / ctx.h_scale, ctx.h_sens,
+                             ctx.leaf_budget * _HESSIAN_SHARE, rng_noise)
+        values = -g / (np.maximum(h, 0.0) + self.reg_lambda)
+        if self.leaf_clip is not None:
+            values = np.clip(values, -self.leaf_clip, self.leaf_clip)
+        return feature, bin_threshold, seg, values
+
+    def _release_level(self, ctx, nodes, noisy, starts, stops, rng):
+        """Release the histograms one private level needs (one release per level)."""
+        fresh = []
+        for node in nodes:
+            if node == 0:
+                fresh.append(0)
+            else:
+                parent = (node - 1) // 2
+                parent_hist, measured = noisy[parent]
+                if node == measured:
+                    fresh.append(node)
+        exact = np.stack([self._histograms(ctx, ctx.rows[starts[n]:stops[n]]) for n in fresh])
+        released = self._noisy_histograms(ctx, exact, ctx.level_budget, rng)
+        for node, hist in zip(fresh, released):
+            noisy[node] = hist
+        for node in nodes:
+            if node not in noisy:
+                parent = (node - 1) // 2
+                sibling = node - 1 if node % 2 == 0 else node + 1
+                noisy[node] = noisy[parent][0] - noisy[sibling]
+        for node in nodes:  # parents are no longer needed
+            if node:
+                parent = (node - 1) // 2
+                if isinstance(noisy.get(parent), tuple):
+                    noisy[parent] = None
+
+    # -- fit ----------------------------------------------------------------------------
+
+    def _fit(self, params, targets, loss, init_values, n_init_cells, leaks, binner, codes):
+        """Boost on binned ``codes``; ``targets`` is what ``loss.gradients`` reads."""
+        epsilon, delta = params
+        accountant = check_accountant(self.accountant)
+        n, n_features = codes.shape
+        n_trees = self.n_estimators * loss.n_outputs
+        plan = _NoisePlan(self.noise, epsilon, delta)
+        init_budget, leaf_budget, level_budget = self._tree_budgets(plan, n_trees)
+        g_clip = float(self.gradient_clip)
+        h_clip = float(loss.hessian_bound)
+        g_scale = fixed_point_scale((-g_clip, g_clip), n)
+        h_scale = 1.0 if loss.constant_hessian else fixed_point_scale((0.0, h_clip), n)
+        # one record moves a fixed-point sum by its rounded value: ceil(bound * scale)
+        g_sens = math.ceil(g_clip * g_scale) / g_scale
+        h_sens = math.ceil(h_clip * h_scale) / h_scale
+        try:
+            self._check_releases(plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
+                                 n_features)
+        except ValueError as exc:
+            raise ValueError(
+                f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees is out of "
+                f"the exact samplers' range: {exc}"
+            ) from exc
+        accountant.check(epsilon, delta)
+        rng = check_random_state(self.random_state)
+        rng_init, rng_structure, rng_noise = rng.spawn(3)
+        accountant.spend(epsilon, delta, label=type(self).__name__)
+
+        # The DP starting score.
+        if n_init_cells == 2 and isinstance(loss, SquaredError):
+            total, count = init_values
+            noisy_sum = plan.release(total, 1.0, init_budget / 2, rng_init)
+            noisy_count = plan.release(float(count), 1.0, init_budget / 2, rng_init)
+            init = loss.init_score(noisy_sum, noisy_count)
+        else:
+            init = loss.init_score(plan.release(init_values, 1.0, init_budget, rng_init))
+
+        ctx = _Context(
+            codes_by_feature=np.ascontiguousarray(codes.T), n_features=n_features,
+            rows=np.arange(n, dtype=np.intp), all_rows=np.arange(n, dtype=np.intp),
+            stats=np.empty((2, n), dtype=np.int64),
+            plan=plan, g_scale=g_scale, h_scale=h_scale,
+            g_sens=g_sens, h_sens=h_sens,
+            leaf_budget=leaf_budget, level_budget=level_budget, n_threads=self.n_jobs,
+        )
+        if loss.constant_hessian:
+            ctx.stats[1].fill(1)
+
+        raw = np.tile(init, (n, 1))
+        trees = []
+        step = self.learning_rate / self.batch_size
+        with ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else _null() as executor:
+            ctx.executor = executor
+            for round_ in range(self.n_estimators):
+                if round_ % self.batch_size == 0:
+                    state = loss.round_state(raw)
+                    pending = np.zeros((loss.n_outputs, n))  # this batch's updates
+                round_trees = []
+                for k in range(loss.n_outputs):
+                    g, h = loss.gradients(targets, state, k)
+                    _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
+                                               -g_clip, g_clip, g_scale, ctx.stats[0])
+                    if h is not None:
+                        _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
+                                                   0.0, h_clip, h_scale, ctx.stats[1])
+                    feature, bin_threshold, seg, values = self._grow(ctx, rng_structure,
+                                                                     rng_noise)
+                    _histogram.add_segment_values(ctx.rows, seg, values, step, pending[k])
+                    round_trees.append(full_tree(binner, feature, bin_threshold, values))
+                trees.append(round_trees)
+                if round_ % self.batch_size == self.batch_size - 1 or \
+                        round_ == self.n_estimators - 1:
+                    raw += pending.T
+                if self.verbose:
+                    spent, _ = plan.spent()
+                    print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
+                          f"epsilon spent {spent:.4f} (delta {delta:g})", flush=True)
+
+        spent_epsilon, spent_delta = plan.spent()
+        # Sound by construction (the plan splits what zcdp_budget / epsilon allow).
+        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
+        self.estimators_ = trees
+        self._step = step
+        self.init_score_ = init
+        self.n_iter_ = len(trees)
+        self.binner_ = binner
+        self.n_features_in_ = n_features
+        self.bounds_ = (binner.lower.copy(), binner.upper.copy())
+        self.privacy_leaks_ = list(leaks)
+        self.epsilon_spent_ = float(spent_epsilon)
+        self.delta_spent_ = float(spent_delta)
+        self.n_releases_ = plan.n_releases
+        self.rdp_accountant_ = plan.rdp
+        return self
+
+    def _check_releases(self, plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
+                        n_features):
+        """Check every kind of release can be realised, before anything is spent."""
+        plan.check(1.0, init_budget / 2, 256)
+        n_leaves = 2**self.max_depth
+        plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
+        plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
+        if level_budget:
+            cells = n_leaves // 2 * n_features * self.n_bins
+            l2 = math.sqrt(n_features)
+            plan.check(g_sens, level_budget * (1 - _HESSIAN_SHARE), cells, l2)
+            plan.check(h_sens, level_budget * _HESSIAN_SHARE, cells, l2)
+
+class _Context:
+    """Per-fit state the tree grower reads."""
+
+    executor = None
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_COMMON_PARAMS_DOC = """
+    n_estimators : int, default=100
+        Boosting rounds (one tree per round, one per class and round for multiclass).
+    epsilon : float, default=1.0
+        Total privacy budget of the fit.
+    delta : float, default=1e-6
+        Target delta for ``noise="gaussian"`` (ignored, and 0 is reported, for Laplace).
+    noise : {"gaussian", "laplace"}, default="gaussian"
+        Gaussian noise with Renyi-DP accounting, or Laplace noise with pure DP.
+    learning_rate : float, default=0.3
+        Shrinkage of every tree's leaf values.
+    max_depth : int, default=4
+        Depth of every tree (full binary trees: ``2**max_depth`` leaves).
+    split : {"random", "private", "hybrid"}, default="random"
+        How splits are chosen: uniformly at random with a data-independent generator (no
+        budget), by the best gain on noisy gradient histograms at every level, or on
+        noisy histograms at the root and at random below.
+    split_fraction : float, default=0.3
+        Share of each tree's budget spent on the noisy histograms (not "random").
+    n_bins : int, default=32
+        Equal-width bins over the public bounds, in [2, 256].
+    reg_lambda : float, default=50.0
+        L2 regularisation of the Newton leaf values ``-G / (H + reg_lambda)``, in units
+        of the Hessian sum (records, for squared error): it shrinks leaves whose noisy
+        Hessian mass is small.
+    gradient_clip : float
+        Public bound on one record's absolute gradient (clipped).
+    leaf_clip : float or None, default=None
+        Clip every leaf value to ``[-leaf_clip, leaf_clip]`` before shrinkage.
+    batch_size : int, default=1
+        Trees of a batch are fitted to the same gradients and their values averaged
+        (batched updates).
+    init_fraction : float, default=0.01
+        Share of the budget spent on the DP initial score.
+    bounds : (lower, upper) or None
+        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
+    accountant : BudgetAccountant or None
+        Where the fit's ``(epsilon, delta)`` is spent; None uses the default accountant.
+    random_state : None, int, SeedSequence, BitGenerator or Generator
+    verbose : int, default=0
+        Print the privacy spent after every round.
+    n_jobs : int, default=1
+        Threads for the histograms of large nodes (``split`` other than "random").
+"""
+
+_ATTRIBUTES_DOC = """
+    estimators_ : list of lists of Tree
+        The trees of each round (one per output).
+    init_score_ : ndarray
+        The DP initial raw score.
+    n_iter_ : int
+        Number of rounds.
+    epsilon_spent_, delta_spent_ : float
+        The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
+        neighbours (``delta_spent_ = 0`` for Laplace noise).
+    rdp_accountant_ : RDPAccountant or None
+        Every Gaussian release of the fit, composed.
+    n_releases_ : int
+        Number of noisy releases (each a vector).
+    privacy_leaks_ : list of str
+        Public inputs read from the data (empty when the fit is DP).
+"""
+
+
+class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _BaseDPGradientBoosting):
+    __doc__ = (
+        """Differentially private gradient-boosted regression trees (squared error).
+
+    Targets are clipped to the public ``y_bounds`` and rescaled to [0, 1]; gradients are
+    ``prediction - target`` clipped to ``gradient_clip`` (in units of the target range),
+    Hessians are 1, so a leaf's Hessian sum is its record count. See
+    :mod:`dptrees.boosting._gradient` for every release and its sensitivity.
+
+    Parameters
+    ----------"""
+        + _COMMON_PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=0.3")
+        + """    y_bounds : (lower, upper) or None
+        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRIBUTES_DOC
+        + """    y_bounds_ : tuple
+    """
+    )
+
+    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
+                 learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
+                 n_bins=32, reg_lambda=50.0, gradient_clip=0.3, leaf_clip=None, batch_size=1,
+                 init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
+                 random_state=None, verbose=0, n_jobs=1):
+        store_params(self, locals())
+
+    def fit(self, X, y):
+        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        X = check_features(X)
+        y = check_targets_regression(y, X.shape[0])
+        binner, codes, leaks = self._bin(X)
+        y_bounds = check_y_bounds(self.y_bounds, y)
+        if y_bounds.leak is not None:
+            leaks.append(y_bounds.leak)
+        lower, upper = y_bounds.lower, y_bounds.upper
+        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+        # The starting sum, as an exact fixed-point integer over its own scale.
+        scale = fixed_point_scale((0.0, 1.0), y01.shape[0])
+        total = _fixedpoint.fixed_sum(y01, 0.0, 1.0, scale) / scale
+        self._fit(params, y01, SquaredError(), (total, y01.shape[0]), 2, leaks, binner, codes)
+        self.y_bounds_ = (lower, upper)
+        return self
+
+
+class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
+                                   _BaseDPGradientBoosting):
+    __doc__ = (
+        """Differentially private gradient-boosted classification trees (log-loss).
+
+    Binary: one tree per round on ``g = p - y`` (clipped to ``gradient_clip``) and
+    ``h = p (1 - p)`` (at most 1/4). Multiclass: one tree per class and round on the
+    softmax gradients; each record touches every class's tree, so a round costs one
+    release per class (sequential composition). See :mod:`dptrees.boosting._gradient`
+    for every release and its sensitivity.
+
+    Parameters
+    ----------"""
+        + _COMMON_PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=1.0")
+        + """    classes : array-like or None
+        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRIBUTES_DOC
+        + """    classes_ : ndarray
+    """
+    )
+
+    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
+                 learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
+                 n_bins=32, reg_lambda=50.0, gradient_clip=1.0, leaf_clip=None, batch_size=1,
+                 init_fraction=0.01, bounds=None, classes=None, accountant=None,
+                 random_state=None, verbose=0, n_jobs=1):
+        store_params(self, locals())
+
+    def fit(self, X, y):
+        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        X = check_features(X)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(self.classes, y, n_samples=X.shape[0])
+        binner, codes, leaks = self._bin(X)
+        if encoding.leak is not None:
+            leaks.append(encoding.leak)
+        n_classes = len(encoding.classes)
+        labels = np.asarray(encoding.y, dtype=np.intp)
+        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        counts = np.bincount(labels, minlength=n_classes).astype(float)
+        targets = labels.astype(float) if n_classes == 2 else labels
+        self._fit(params, targets, loss, counts, n_classes, leaks, binner, codes)
+        self.classes_ = encoding.classes
+        self._loss = loss
+        return self

@@ -1,0 +1,138 @@
+"""Full binary trees of boosted ensembles: random structures, node arrays, prediction.
+
+Shared by the centralised (:mod:`dptrees.boosting._gradient`) and the federated
+(:mod:`dptrees.federated._boosting`) gradient-boosting estimators. A tree of depth ``d``
+is complete: internal nodes ``0 .. 2**d - 2`` in heap order (children of ``i`` are
+``2i + 1`` and ``2i + 2``), then ``2**d`` leaves. Nothing here reads private data: the
+structures come from a generator that sees no data, the leaf values are already released.
+"""
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from dptrees._core import _histogram
+from dptrees._tree_structure import Tree
+from dptrees.validation import check_features
+
+__all__ = ["draw_random_structure", "full_tree", "heap_children"]
+
+
+def draw_random_structure(rng, n_features, n_bins, depth):
+    """A uniformly random (feature, bin threshold) for every internal node, in heap order.
+
+    Drawn from ``rng`` alone, so the structure is data-independent and costs no budget.
+
+    Returns
+    -------
+    feature, bin_threshold : int32 arrays of length ``2**(depth + 1) - 1`` (-1 at leaves)
+    """
+    n_internal = 2**depth - 1
+    feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
+    bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
+    feature[:n_internal] = rng.integers(n_features, size=n_internal)
+    bin_threshold[:n_internal] = rng.integers(n_bins - 1, size=n_internal)
+    return feature, bin_threshold
+
+
+def heap_children(depth):
+    """``left``, ``right`` child arrays of the complete tree of depth ``depth``."""
+    n_internal = 2**depth - 1
+    n_nodes = 2 * n_internal + 1
+    left = np.full(n_nodes, -1, dtype=np.int32)
+    right = np.full(n_nodes, -1, dtype=np.int32)
+    internal = np.arange(n_internal)
+    left[internal], right[internal] = 2 * internal + 1, 2 * internal + 2
+    return left, right
+
+
+def full_tree(binner, feature, bin_threshold, leaf_values):
+    """The :class:`~dptrees._tree_structure.Tree` of a complete tree with these leaves."""
+    leaf_values = np.asarray(leaf_values, dtype=np.float64)
+    n_internal = leaf_values.shape[0] - 1
+    depth = int(np.log2(leaf_values.shape[0]))
+    left, right = heap_children(depth)
+    n_nodes = left.shape[0]
+    value = np.zeros(n_nodes)
+    value[n_internal:] = leaf_values
+    internal = np.arange(n_internal)
+    threshold = np.full(n_nodes, np.nan)
+    threshold[internal] = binner.thresholds(feature[internal], bin_threshold[internal])
+    return Tree(feature=feature, bin_threshold=bin_threshold, threshold=threshold,
+                left=left, right=right,
+                depth=np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int32),
+                value=value, noisy_count=np.full(n_nodes, np.nan))
+
+
+class BoostedTreesMixin:
+    """Raw scores of a fitted ensemble: ``init_score_ + _step * sum of tree values``.
+
+    Reads ``estimators_`` (per round, one tree per output), ``init_score_``, ``_step``
+    (the shrinkage of every tree), ``binner_`` and ``n_features_in_``.
+    """
+
+    def _staged_raw(self, X):
+        check_is_fitted(self, "estimators_")
+        X = check_features(X, n_features=self.n_features_in_, estimator=self)
+        codes = self.binner_.transform(X)
+        raw = np.tile(self.init_score_, (X.shape[0], 1))
+        column = np.empty(X.shape[0])
+        for round_trees in self.estimators_:
+            for k, tree in enumerate(round_trees):
+                column[:] = raw[:, k]
+                _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold, tree.left,
+                                           tree.right, tree.value, self._step, column)
+                raw[:, k] = column
+            yield raw
+
+    def _raw(self, X):
+        raw = None
+        for raw in self._staged_raw(X):
+            pass
+        return raw
+
+
+class BoostedRegressorMixin(BoostedTreesMixin):
+    """Predictions of a squared-error ensemble on targets rescaled by ``y_bounds_``."""
+
+    def _to_target(self, raw):
+        lower, upper = self.y_bounds_
+        return lower + np.clip(raw[:, 0], 0.0, 1.0) * (upper - lower)
+
+    def predict(self, X):
+        """Predicted targets (inside ``y_bounds``)."""
+        return self._to_target(self._raw(X))
+
+    def staged_predict(self, X):
+        """Predictions after each round, for learning curves."""
+        for raw in self._staged_raw(X):
+            yield self._to_target(raw)
+
+
+class BoostedClassifierMixin(BoostedTreesMixin):
+    """Predictions of a log-loss ensemble; ``_loss`` maps raw scores to probabilities."""
+
+    def decision_function(self, X):
+        """Raw scores: log-odds (binary, shape (n,)) or per-class scores (n, n_classes)."""
+        raw = self._raw(X)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes)."""
+        raw = self._raw(X)
+        return self._loss.proba(raw)
+
+    def predict(self, X):
+        """The most probable class of each sample."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def staged_predict_proba(self, X):
+        """Class probabilities after each round, for learning curves."""
+        check_is_fitted(self, "estimators_")
+        for raw in self._staged_raw(X):
+            yield self._loss.proba(raw)
+
+    def staged_predict(self, X):
+        """Predicted classes after each round."""
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]

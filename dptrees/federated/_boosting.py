@@ -1,0 +1,581 @@
+"""Client-level DP federated gradient boosting: one tree per federated round.
+
+Privacy model
+-------------
+Neighbouring federations differ by adding or removing **one whole client** with all its
+records (Geyer, Klein & Nabi 2017). Public: the feature ``bounds``, the ``classes`` or the
+target ``y_bounds``, every hyper-parameter (the clipping bound ``S``, the sampling
+probability ``q``, the noise multiplier ``z``, the tree depth ...) and the tree
+structures, which the server draws from a generator that reads no data.
+
+What one fit releases, and the sensitivity of every release (all through one
+:class:`~dptrees.federated.DPAggregator`, so all accounted in its RDP accountant):
+
+* **the initial score** (one federated round): every Poisson-sampled client sends its
+  class counts (classification) or ``[sum of its targets rescaled to [0, 1], its record
+  count]`` (regression), clipped to L2 norm ``S`` and rounded to the fixed-point grid
+  (:func:`~dptrees.federated.clip_update`);
+* **per boosting round, one tree** (one federated round; a multiclass round holds one
+  tree per class): the server draws every internal node's (feature, bin) at random and
+  broadcasts the structure; every sampled client computes, from the current public model,
+  its records' gradients (clipped to ``[-gradient_clip, gradient_clip]``) and Hessians
+  (clipped to ``[0, hessian_bound]``; 1 for squared error) and sends the vector of its
+  per-leaf sums ``[G (all leaves of all trees of the round), w * H (same order)]``, with
+  the public Hessian weight ``w = gradient_clip / (8 hessian_bound)`` (0.5 for log-loss
+  at the default ``gradient_clip=1``), clipped to L2 norm ``S`` and rounded.
+
+Whatever a client holds, its vector has norm at most ``S`` after clipping, so adding or
+removing the client moves the round's sum by at most ``S + sqrt(d) 2**-25`` in L2
+(rounding included; :meth:`DPAggregator.sensitivity`), *independently of its number of
+records*. The aggregator adds discrete Gaussian noise of standard deviation ``z`` times
+that to the exact fixed-point sum (the noise on every leaf's ``G`` sum is ``z S``, on its
+``H`` sum ``z S / w``) and divides by ``q K``; each round is a Poisson-subsampled Gaussian
+mechanism, composed at integer Renyi orders, and training stops *before* a round that
+would push delta (at ``epsilon``) past the ``delta`` bound. Everything else is
+post-processing of the noisy sums: leaf values ``-G / (max(H, 0) + reg_lambda z S / w)``
+(Newton steps, the regulariser in units of the noise on a leaf's Hessian sum),
+optionally clipped to ``leaf_clip``, times ``learning_rate``.
+
+Why the ``(G, w H)`` vector is clipped as one: clipping scales a client's ``G`` and ``H``
+by the same factor, so it only re-weights the client inside every Newton step (a large
+client counts as a smaller one); it does not bias the direction of a leaf's step.
+Clients below the bound keep their records' full weight. A sensible ``S`` is therefore
+of the order of a typical client's vector norm or below: larger only adds noise, smaller
+weights clients equally (signal per round about ``q K S`` against noise ``z S``).
+
+Record-level reading: adding or removing one record inside a client changes that
+client's data, i.e. replaces one client (remove it, add it back changed): two
+client-level steps, so group privacy gives about ``(2 epsilon, 2 e^epsilon delta)``
+for record-level add/remove neighbours (a client of one record is the add/remove case).
+"""
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
+
+from dptrees._core import _tree
+from dptrees._params import store_params
+from dptrees._random import check_random_state
+from dptrees.boosting._gradient import _BaseDPGradientBoosting
+from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
+from dptrees.boosting._trees import (
+    BoostedClassifierMixin,
+    BoostedRegressorMixin,
+    draw_random_structure,
+    full_tree,
+    heap_children,
+)
+from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
+from dptrees.federated._simulation import FederatedClient
+from dptrees.validation import (
+    check_classes,
+    check_delta,
+    check_epsilon,
+    check_features,
+    check_positive_int,
+    check_positive_number,
+    check_targets_regression,
+    check_y_bounds,
+    clip,
+    warn_privacy_leak,
+)
+
+__all__ = ["DPFederatedGradientBoostingClassifier", "DPFederatedGradientBoostingRegressor"]
+
+#: The Hessian sums enter a client's vector weighted by the public
+#: ``w = _HESSIAN_FACTOR * gradient_clip / hessian_bound`` (0.5 for log-loss with
+#: ``gradient_clip=1``, 0.0375 for squared error with 0.3): the noise on a leaf's Hessian
+#: sum is ``1 / w`` times that on its gradient sum. Hessian sums add up coherently while
+#: gradient sums cancel, so without the weight they would fill most of the clipping bound
+#: (cf. ``_HESSIAN_SHARE`` of the centralised estimators).
+_HESSIAN_FACTOR = 0.125
+
+
+# ======================================================================================
+# Public pieces: the structure, the model clients download
+# ======================================================================================
+
+
+class _PublicModel:
+    """What the server has released so far (clients download it when sampled)."""
+
+    def __init__(self, n_outputs, step):
+        self.init_score = None
+        self.trees = []  # per round, one Tree per output
+        self.step = step
+        self.n_outputs = n_outputs
+
+
+class _RoundMessage:
+    """The server's broadcast of one round: ``"init"``, or the round's tree structures."""
+
+    def __init__(self, kind, structures=(), left=None, right=None):
+        self.kind = kind
+        self.structures = structures
+        self.left, self.right = left, right
+
+
+class _BoostingClient(FederatedClient):
+    """One client: its own rows only, and its copy of the public model's raw scores.
+
+    ``update`` returns the unclipped vector; :meth:`FederatedClient.contribute` clips and
+    rounds it before it leaves the client.
+    """
+
+    def __init__(self, codes, targets, loss, init_kind, n_classes, gradient_clip,
+                 hessian_weight, model):
+        self.codes = np.ascontiguousarray(codes)  # (n_c, p) uint8
+        self.targets = targets
+        self.loss = loss
+        self.init_kind = init_kind
+        self.n_classes = n_classes
+        self.gradient_clip = gradient_clip
+        self.hessian_weight = hessian_weight
+        self.model = model
+        self._raw = None  # (n_outputs, n_c): raw scores of the trees synced so far
+        self._synced = 0
+
+    def _sync(self):
+        """Apply the released trees this client has not applied yet (public model)."""
+        from dptrees._core import _histogram
+
+        model = self.model
+        if self._raw is None:
+            self._raw = np.repeat(model.init_score[:, None], self.codes.shape[0], axis=1)
+        for round_trees in model.trees[self._synced:]:
+            for k, tree in enumerate(round_trees):
+                _histogram.add_leaf_values(self.codes, tree.feature, tree.bin_threshold,
+                                           tree.left, tree.right, tree.value, model.step,
+                                           self._raw[k])
+        self._synced = len(model.trees)
+
+    def update(self, message, round_index):
+        n = self.codes.shape[0]
+        if message.kind == "init":
+            if self.init_kind == "regression":
+                return np.array([math.fsum(self.targets), float(n)])
+            return np.bincount(self.targets.astype(np.intp),
+                               minlength=self.n_classes).astype(np.float64)
+        n_trees = len(message.structures)
+        n_leaves = (message.left.shape[0] + 1) // 2
+        n_internal = n_leaves - 1
+        out = np.zeros(2 * n_trees * n_leaves)
+        if n == 0:
+            return out
+        self._sync()
+        state = self.loss.round_state(self._raw.T)
+        leaf = np.empty(n, dtype=np.int64)
+        g_clip, h_bound = self.gradient_clip, self.loss.hessian_bound
+        for k, (feature, bin_threshold) in enumerate(message.structures):
+            _tree.apply(self.codes, feature, bin_threshold, message.left, message.right, leaf)
+            leaf -= n_internal
+            g, h = self.loss.gradients(self.targets, state, k)
+            g = clip(np.asarray(g, dtype=np.float64), -g_clip, g_clip)
+            h = None if h is None else clip(np.asarray(h, dtype=np.float64), 0.0, h_bound)
+            out[k * n_leaves:(k + 1) * n_leaves] = np.bincount(leaf, weights=g,
+                                                               minlength=n_leaves)
+            hs = (np.bincount(leaf, minlength=n_leaves) if h is None
+                  else np.bincount(leaf, weights=h, minlength=n_leaves))
+            j = (n_trees + k) * n_leaves
+            out[j:j + n_leaves] = self.hessian_weight * hs
+        return out
+
+
+# ======================================================================================
+# Validation
+# ======================================================================================
+
+
+def check_clients(clients, n_samples, n_clients):
+    """Validate the per-row client ids; returns (ids as intp, K)."""
+    if clients is None:
+        raise ValueError("fit needs `clients`: an int array giving each row's client id "
+                         "(0 .. n_clients - 1)")
+    ids = np.asarray(clients)
+    if ids.ndim == 2 and ids.shape[1] == 1:
+        ids = ids.ravel()
+    if ids.ndim != 1:
+        raise ValueError(f"clients must be a 1D array of client ids, got shape {ids.shape}")
+    if ids.shape[0] != n_samples:
+        raise ValueError(f"clients has {ids.shape[0]} entries but X has {n_samples} rows: "
+                         "give one client id per row")
+    if ids.dtype.kind == "f":
+        if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
+            raise ValueError("clients must hold integer client ids (no NaN, inf or fractions)")
+    elif ids.dtype.kind not in "iu":
+        raise TypeError(f"clients must hold integer client ids, got dtype {ids.dtype}")
+    if ids.shape[0] and ids.min() < 0:
+        raise ValueError(f"client ids must be >= 0, got {ids.min()}")
+    ids = ids.astype(np.intp)
+    largest = int(ids.max()) if ids.shape[0] else -1
+    if n_clients is None:
+        if largest < 0:
+            raise ValueError("no clients: X is empty")
+        return ids, largest + 1
+    if largest >= n_clients:
+        raise ValueError(f"client id {largest} is out of range for n_clients={n_clients} "
+                         "(ids must be in 0 .. n_clients - 1)")
+    return ids, n_clients
+
+
+# ======================================================================================
+# Estimators
+# ======================================================================================
+
+
+class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
+    """Federated fitting; prediction is the centralised estimators' (same trees)."""
+
+    def _check_fed_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
+        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        if self.n_clients is not None:
+            check_positive_int(self.n_clients, "n_clients")
+        if self.sampling_probability is not None and self.expected_clients is not None:
+            raise ValueError("give sampling_probability or expected_clients, not both")
+        if self.sampling_probability is not None:
+            q = self.sampling_probability
+            if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
+                raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
+        if self.expected_clients is not None:
+            check_positive_number(self.expected_clients, "expected_clients")
+        check_positive_number(self.noise_multiplier, "noise_multiplier")
+        if isinstance(self.clip_norm, str):
+            if self.clip_norm != "adaptive":
+                raise ValueError(f"clip_norm must be a number > 0, 'adaptive' or an "
+                                 f"AdaptiveClip, got {self.clip_norm!r}")
+        elif not isinstance(self.clip_norm, AdaptiveClip):
+            check_positive_number(self.clip_norm, "clip_norm")
+        check_positive_number(self.learning_rate, "learning_rate")
+        check_positive_number(self.reg_lambda, "reg_lambda")
+        check_positive_number(self.gradient_clip, "gradient_clip")
+        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
+        if not isinstance(self.verbose, numbers.Integral):
+            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
+        return epsilon, delta
+
+    def _make_clip(self):
+        if isinstance(self.clip_norm, AdaptiveClip):
+            c = self.clip_norm  # a fresh copy: the bound moves during the fit
+            return AdaptiveClip(c.clip_norm, c.target_quantile, c.learning_rate,
+                                c.bit_noise_multiplier)
+        if self.clip_norm == "adaptive":
+            return AdaptiveClip(1.0)
+        return FixedClip(float(self.clip_norm))
+
+    def _fed_fit(self, X, targets, clients, loss, init_kind, n_classes, leaks):
+        epsilon, delta = self._params
+        ids, n_clients = check_clients(clients, X.shape[0], self.n_clients)
+        if self.expected_clients is not None:
+            if self.expected_clients > n_clients:
+                raise ValueError(f"expected_clients={self.expected_clients} is more than the "
+                                 f"{n_clients} clients")
+            q = self.expected_clients / n_clients
+            if self.n_clients is None:
+                # q = m / K with K read from the data: the sampling depends on the data.
+                leaks.append(warn_privacy_leak("the number of clients", param="n_clients"))
+        else:
+            q = 0.1 if self.sampling_probability is None else float(self.sampling_probability)
+        binner, codes, bin_leaks = self._bin(X)
+        leaks[:0] = bin_leaks
+        n_features = codes.shape[1]
+        n_outputs = loss.n_outputs
+        depth = self.max_depth
+        n_leaves = 2**depth
+        left, right = heap_children(depth)
+
+        rng = check_random_state(self.random_state)
+        rng_structure, rng_aggregator = rng.spawn(2)
+        try:
+            aggregator = DPAggregator(n_clients, q, float(self.noise_multiplier),
+                                      self._make_clip(), epsilon, delta,
+                                      random_state=rng_aggregator)
+        except ValueError as exc:
+            raise ValueError(f"invalid federated DP settings: {exc}") from exc
+        if not aggregator.can_run_round():
+            raise ValueError(
+                f"epsilon={epsilon!r}, delta={delta!r} do not allow even the initial-score "
+                f"round with noise_multiplier={self.noise_multiplier!r} and sampling "
+                f"probability {q:g}: raise noise_multiplier or lower the sampling probability"
+            )
+
+        hessian_weight = _HESSIAN_FACTOR * float(self.gradient_clip) / loss.hessian_bound
+        model = _PublicModel(n_outputs, float(self.learning_rate))
+        order = np.argsort(ids, kind="stable")
+        cuts = np.searchsorted(ids[order], np.arange(n_clients + 1))
+        fed = []
+        for c in range(n_clients):
+            rows = order[cuts[c]:cuts[c + 1]]
+            fed.append(_BoostingClient(codes[rows], targets[rows], loss, init_kind, n_classes,
+                                       float(self.gradient_clip), hessian_weight, model))
+
+        history = []
+
+        def run_round(message, dimension):
+            sampled = aggregator.sample_clients()
+            clip_norm = aggregator.clip_norm
+            contributions = [fed[i].contribute(message, aggregator.rounds, clip_norm,
+                                               aggregator.frac_bits) for i in sampled]
+            noisy_sum = aggregator.aggregate(contributions, dimension) * \
+                aggregator.expected_clients
+            history.append({"round": aggregator.rounds, "kind": message.kind,
+                            "n_sampled": int(sampled.shape[0]), "clip_norm": clip_norm,
+                            "delta": aggregator.accountant.get_delta(epsilon)})
+            return noisy_sum, clip_norm
+
+        # The DP initial score: noisy sums in units of the clipping bound (one fully
+        # clipped client is worth 1), so that the losses' floor of 1 is one client.
+        init_dim = 2 if init_kind == "regression" else n_classes
+        noisy, s = run_round(_RoundMessage("init"), init_dim)
+        noisy = noisy / s
+        if init_kind == "regression":
+            init = loss.init_score(noisy[0], noisy[1])
+        else:
+            init = loss.init_score(noisy)
+        model.init_score = np.asarray(init, dtype=np.float64)
+
+        dimension = 2 * n_outputs * n_leaves
+        for round_ in range(self.n_estimators):
+            if not aggregator.can_run_round():
+                break
+            structures = [draw_random_structure(rng_structure, n_features, self.n_bins, depth)
+                          for _ in range(n_outputs)]
+            message = _RoundMessage("tree", structures, left, right)
+            noisy, s = run_round(message, dimension)
+            g = noisy[:n_outputs * n_leaves].reshape(n_outputs, n_leaves)
+            h = noisy[n_outputs * n_leaves:].reshape(n_outputs, n_leaves) / hessian_weight
+            # reg_lambda in units of the noise standard deviation of a leaf's Hessian sum
+            reg = self.reg_lambda * aggregator.update_noise_multiplier * s / hessian_weight
+            values = -g / (np.maximum(h, 0.0) + reg)
+            if self.leaf_clip is not None:
+                values = np.clip(values, -self.leaf_clip, self.leaf_clip)
+            model.trees.append([full_tree(binner, f, b, values[k])
+                                for k, (f, b) in enumerate(structures)])
+            if self.verbose:
+                print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
+                      f"{history[-1]['n_sampled']} clients, clip {s:.4g}, delta "
+                      f"{history[-1]['delta']:.3g} at epsilon {epsilon:g}", flush=True)
+
+        self.estimators_ = model.trees
+        self._step = model.step
+        self.init_score_ = model.init_score
+        self.n_iter_ = len(model.trees)
+        self.binner_ = binner
+        self.n_features_in_ = n_features
+        self.bounds_ = (binner.lower.copy(), binner.upper.copy())
+        self.privacy_leaks_ = list(leaks)
+        self.n_clients_ = n_clients
+        self.sampling_probability_ = q
+        self.n_rounds_ = aggregator.rounds
+        self.epsilon_spent_, self.delta_spent_ = (float(v) for v in aggregator.spent())
+        self.rdp_accountant_ = aggregator.accountant
+        self.clip_norm_ = aggregator.clip_norm
+        self.history_ = history
+        self.hessian_weight_ = hessian_weight
+        return self
+
+
+_PARAMS_DOC = """
+    n_estimators : int, default=100
+        Largest number of boosting rounds (one federated round each; a multiclass round
+        grows one tree per class). Fewer are run if the next would pass ``delta``.
+    epsilon : float, default=1.0
+        Client-level epsilon at which delta is tracked.
+    delta : float, default=1e-6
+        Bound on the client-level delta: training stops *before* a round that would pass
+        it (``n_iter_`` says how many rounds ran). Keep it below ``1 / n_clients``.
+    sampling_probability : float or None, default=None
+        ``q``: every client takes part in a round independently with this probability
+        (Poisson sampling, the amplification the accountant assumes). None: 0.1, or
+        ``expected_clients / n_clients``.
+    expected_clients : float or None, default=None
+        Alternative to ``sampling_probability``: ``q = expected_clients / K``.
+    noise_multiplier : float, default=4.0
+        ``z``: noise standard deviation over the sensitivity of a round. Rounds and
+        noise trade off at a fixed budget through about ``q / z`` (for ``z`` of a few).
+    clip_norm : float, "adaptive" or AdaptiveClip, default=1.0
+        ``S``, the public bound on the L2 norm of a client's vector of per-leaf sums.
+        "adaptive" tracks the median norm privately (Andrew et al. 2021, starting at 1).
+    learning_rate : float, default=0.3
+        Shrinkage of every tree's leaf values.
+    max_depth : int, default=3
+        Depth of every tree (``2**max_depth`` leaves: ``2**(max_depth+1)`` numbers per
+        tree in a client's vector; fewer leaves, less noise per leaf).
+    n_bins : int, default=32
+        Equal-width bins over the public bounds.
+    reg_lambda : float, default=1.0
+        L2 regularisation of the Newton leaf values
+        ``-G / (max(H, 0) + reg_lambda z S / w)`` on the noisy *sums*, in units of the
+        standard deviation ``z S / w`` of the noise on a leaf's Hessian sum (``w`` the
+        Hessian weight, see :mod:`dptrees.federated._boosting`): ``reg_lambda=1`` shrinks
+        a leaf by half when its Hessian mass equals one noise standard deviation. (The
+        centralised estimators count it in records; here clipping re-weights records,
+        and what a leaf must be protected from is the noise.) Public, scale-free.
+    gradient_clip : float
+        Public bound on one record's absolute gradient (clipped).
+    leaf_clip : float or None, default=None
+        Clip every leaf value to ``[-leaf_clip, leaf_clip]`` before shrinkage.
+    bounds : (lower, upper) or None
+        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
+    n_clients : int or None, default=None
+        ``K``, the public size of the federation; None uses the largest client id + 1
+        (the model does not depend on ``K`` unless ``expected_clients`` is given, when a
+        ``PrivacyLeakWarning`` says so).
+    random_state : None, int, SeedSequence, BitGenerator or Generator
+        Drives the tree structures, the client sampling and the noise.
+    verbose : int, default=0
+        Print every round's sampled clients, clipping bound and delta.
+"""
+
+_ATTRS_DOC = """
+    estimators_ : list of lists of Tree
+        The trees of each boosting round (one per output).
+    init_score_ : ndarray
+        The DP initial raw score.
+    n_iter_ : int
+        Boosting rounds run (at most ``n_estimators``).
+    n_rounds_ : int
+        Federated rounds run: ``n_iter_ + 1`` (the initial score is one).
+    epsilon_spent_, delta_spent_ : float
+        The guarantee: ``(epsilon_spent_, delta_spent_)``-DP for neighbouring federations
+        that differ by one whole client (the aggregator's ``spent()``: ``epsilon`` and the
+        accountant's delta there, at most ``delta``).
+    rdp_accountant_ : RDPAccountant
+        Every federated round, composed (integer Renyi orders).
+    hessian_weight_ : float
+        ``w``, the public weight of the Hessian sums in a client's vector.
+    history_ : list of dict
+        Per federated round: its kind ("init" or "tree"), clients sampled, clipping
+        bound, delta after it.
+    n_clients_ : int
+    sampling_probability_ : float
+    clip_norm_ : float
+        The clipping bound after the last round (moves with "adaptive").
+    privacy_leaks_ : list of str
+        Public inputs read from the data (empty when the fit is DP).
+"""
+
+
+class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
+                                            _BaseDPFederatedGradientBoosting):
+    __doc__ = (
+        """Gradient-boosted classification trees, trained across clients with client-level DP.
+
+    ``fit(X, y, clients)`` simulates a federation from one table: row ``i`` belongs to
+    client ``clients[i]``, and each client only ever computes on its own rows. Each
+    round the server draws a random tree structure (no data), Poisson-samples clients,
+    each sends its clipped vector of per-leaf gradient and Hessian sums (log-loss: binary
+    ``g = p - y``, ``h = p (1 - p)``; multiclass, softmax per class), and the server
+    releases the leaf values from their noisy sum. The released model is
+    ``(epsilon_spent_, delta_spent_)``-DP for federations differing by one client with
+    all its records; see :mod:`dptrees.federated._boosting` for every release and its
+    sensitivity (a client's vector is clipped to L2 norm ``S``: sensitivity ``S`` plus
+    rounding, whatever the client holds).
+
+    Parameters
+    ----------"""
+        + _PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=1.0")
+        + """    classes : array-like or None
+        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRS_DOC
+        + """    classes_ : ndarray
+    """
+    )
+
+    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
+                 sampling_probability=None, expected_clients=None, noise_multiplier=4.0,
+                 clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
+                 gradient_clip=1.0, leaf_clip=None, bounds=None, classes=None,
+                 n_clients=None, random_state=None, verbose=0):
+        store_params(self, locals())
+
+    def fit(self, X, y, clients):
+        """Fit across the clients given by ``clients`` (one id per row).
+
+        Returns
+        -------
+        self
+        """
+        self._params = self._check_fed_params()
+        try:
+            X = check_features(X)
+            if y is None:
+                raise ValueError("requires y to be passed, but the target y is None")
+            encoding = check_classes(self.classes, y, n_samples=X.shape[0])
+            leaks = [] if encoding.leak is None else [encoding.leak]
+            n_classes = len(encoding.classes)
+            labels = np.asarray(encoding.y, dtype=np.intp)
+            loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+            targets = labels.astype(float) if n_classes == 2 else labels
+            self._fed_fit(X, targets, clients, loss, "classification", n_classes, leaks)
+            self.classes_ = encoding.classes
+            self._loss = loss
+        finally:
+            del self._params
+        return self
+
+
+
+class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin,
+                                           _BaseDPFederatedGradientBoosting):
+    __doc__ = (
+        """Gradient-boosted regression trees, trained across clients with client-level DP.
+
+    Targets are clipped to the public ``y_bounds`` and rescaled to [0, 1]; gradients are
+    ``prediction - target`` clipped to ``gradient_clip`` (target-range units), Hessians
+    are 1 (a leaf's Hessian sum is a record count). ``fit(X, y, clients)`` as in
+    :class:`DPFederatedGradientBoostingClassifier`; see
+    :mod:`dptrees.federated._boosting` for every release and its sensitivity (a client's
+    vector, ``[sum of targets, count]`` for the initial score and per-leaf ``[G, w H]``
+    for a tree, ``w = gradient_clip / 8``, is clipped to L2 norm ``S``).
+
+    Parameters
+    ----------"""
+        + _PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=0.3")
+        + """    y_bounds : (lower, upper) or None
+        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRS_DOC
+        + """    y_bounds_ : tuple
+    """
+    )
+
+    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
+                 sampling_probability=None, expected_clients=None, noise_multiplier=4.0,
+                 clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
+                 gradient_clip=0.3, leaf_clip=None, bounds=None, y_bounds=None,
+                 n_clients=None, random_state=None, verbose=0):
+        store_params(self, locals())
+
+    def fit(self, X, y, clients):
+        """Fit across the clients given by ``clients`` (one id per row).
+
+        Returns
+        -------
+        self
+        """
+        self._params = self._check_fed_params()
+        try:
+            X = check_features(X)
+            y = check_targets_regression(y, X.shape[0])
+            y_bounds = check_y_bounds(self.y_bounds, y)
+            leaks = [] if y_bounds.leak is None else [y_bounds.leak]
+            lower, upper = y_bounds.lower, y_bounds.upper
+            y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+            self._fed_fit(X, y01, clients, SquaredError(), "regression", 0, leaks)
+            self.y_bounds_ = (lower, upper)
+        finally:
+            del self._params
+        return self

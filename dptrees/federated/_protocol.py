@@ -1,0 +1,302 @@
+"""Client-level DP federated averaging: the protocol, independent of the model.
+
+Geyer, Klein & Nabi (2017), with the fixes their code needed (see ``shared/seeds.md``):
+clients are Poisson-sampled (the amplification the accountant assumes), the clipping
+bound is public or itself estimated with DP (never the un-noised median of the round's
+norms), and training stops *before* a round that would push delta past its bound.
+
+Neighbouring relation: federations that differ by adding or removing one whole client
+(with all its records). Each round:
+
+1. the server samples every client independently with the public probability ``q``
+   (:meth:`DPAggregator.sample_clients`);
+2. each sampled client computes an update from the current model and its own data, and
+   :func:`clip_update` clips it to L2 norm ``S`` and rounds it to the public fixed-point
+   grid ``2**-frac_bits`` (on the client: the server never sees an unclipped update);
+3. the server sums the contributions exactly (integers on the grid), adds discrete
+   Gaussian noise of standard deviation ``z S`` and divides by the *expected* number of
+   clients ``q K`` (:meth:`DPAggregator.aggregate`); with adaptive clipping it also
+   releases a noisy count of the clients whose update was within the bound and moves
+   ``S`` towards a target quantile (Andrew et al. 2021, "Differentially private learning
+   with adaptive clipping").
+
+Sensitivity: one client changes the sum by its clipped, rounded update, whose L2 norm is
+at most ``S + sqrt(d) 2**-(frac_bits+1)`` (the rounding counted); the count of clients
+within the bound moves by at most 1. The per-round release is a Poisson-subsampled
+Gaussian mechanism; with adaptive clipping the two releases together are one Gaussian
+mechanism of noise multiplier ``z`` when the update noise is
+``(z**-2 - (2 z_b)**-2)**-1/2`` (Andrew et al., Theorem 1).
+
+Accounting: an :class:`~dptrees.accounting.RDPAccountant` at *integer* Renyi orders only.
+At an integer order the Poisson-subsampled Gaussian's Renyi divergence is the binomial
+expansion of Mironov, Talwar & Zhang (2019), whose terms ``E[(p_1 / p_0)^k] =
+exp(k (k - 1) ||shift||^2 / (2 sigma^2))`` hold verbatim for the discrete Gaussian under
+integer shifts (its normaliser is shift-invariant over the integers, Canonne, Kamath &
+Steinke 2020); so the continuous-Gaussian figures computed by ``dp-accounting`` are
+exact for the noise we add.
+"""
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from dptrees._random import check_random_state
+from dptrees.accounting import RDPAccountant
+from dptrees.mechanisms import gaussian_mechanism
+from dptrees.validation import check_delta, check_epsilon, check_positive_int
+
+__all__ = ["AdaptiveClip", "ClientContribution", "DPAggregator", "FixedClip", "clip_update",
+           "INTEGER_ORDERS"]
+
+#: Renyi orders of the federated accountant (integers: see the module docstring).
+INTEGER_ORDERS = tuple(range(2, 257))
+#: Fixed-point grid of client updates: coordinates are multiples of 2**-FRAC_BITS.
+FRAC_BITS = 24
+
+
+class ClientContribution(NamedTuple):
+    """What a sampled client sends: its clipped, rounded update and its clipping bit."""
+
+    vector: np.ndarray  # float64, multiples of 2**-FRAC_BITS, L2 norm <= clip (+ rounding)
+    within_bound: int  # 1 if the update's norm was at most the bound before clipping
+
+
+def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
+    """Clip ``update`` to L2 norm ``clip_norm`` and round it to the grid ``2**-frac_bits``.
+
+    Runs on the client. Rounding to nearest moves every coordinate by at most half a grid
+    step, so the result's norm is at most ``clip_norm + sqrt(d) 2**-(frac_bits + 1)``:
+    :meth:`DPAggregator.sensitivity` counts that.
+
+    Returns
+    -------
+    ClientContribution
+    """
+    u = np.asarray(update, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(u)):
+        raise ValueError("a client update must be finite (no NaN or inf)")
+    norm = float(np.sqrt(np.dot(u, u)))
+    within = int(norm <= clip_norm)
+    if norm > clip_norm:
+        u = u * (clip_norm / norm)
+    scale = 2.0**frac_bits
+    return ClientContribution(np.rint(u * scale) / scale, within)
+
+
+class FixedClip:
+    """A public, fixed clipping bound ``S``."""
+
+    def __init__(self, clip_norm):
+        if not (isinstance(clip_norm, numbers.Real) and not isinstance(clip_norm, bool)
+                and math.isfinite(clip_norm) and clip_norm > 0):
+            raise ValueError(f"clip_norm must be a finite number > 0, got {clip_norm!r}")
+        self.clip_norm = float(clip_norm)
+
+    adaptive = False
+
+    def update_noise_multiplier(self, noise_multiplier):
+        return noise_multiplier
+
+    def after_round(self, noisy_within, expected_clients):
+        """Fixed: nothing to learn."""
+
+
+class AdaptiveClip:
+    """Clipping bound that tracks a quantile of the update norms, privately.
+
+    Andrew, Thakkar, McMahan & Ramaswamy (2021): each sampled client also sends the bit
+    "my update's norm was at most S"; the server releases the count of such bits with
+    Gaussian noise of standard deviation ``bit_noise_multiplier`` (sensitivity 1), and
+    sets ``S <- S exp(-learning_rate (noisy fraction - target_quantile))``. The bound
+    depends on the data only through that noisy count, a DP release accounted with the
+    update (see :class:`DPAggregator`).
+
+    Parameters
+    ----------
+    initial : float
+        Starting bound (public).
+    target_quantile : float, default=0.5
+        Fraction of updates that should fall within the bound.
+    learning_rate : float, default=0.2
+        Geometric step of the bound per round.
+    bit_noise_multiplier : float, default=None
+        Noise standard deviation ``z_b`` of the count of clients within the bound (the
+        count is released centred, ``sum(b - 1/2)``, sensitivity 1/2); None uses
+        ``expected_clients / 20`` (Andrew et al.'s recommendation), set when an aggregator
+        takes the clip (an ``AdaptiveClip`` belongs to one aggregator: it is updated in
+        place every round).
+    """
+
+    adaptive = True
+
+    def __init__(self, initial, target_quantile=0.5, learning_rate=0.2,
+                 bit_noise_multiplier=None):
+        if not (math.isfinite(initial) and initial > 0):
+            raise ValueError(f"initial must be a finite number > 0, got {initial!r}")
+        if not 0 < target_quantile < 1:
+            raise ValueError(f"target_quantile must be in (0, 1), got {target_quantile!r}")
+        if not (math.isfinite(learning_rate) and learning_rate > 0):
+            raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
+        if bit_noise_multiplier is not None and not (
+            isinstance(bit_noise_multiplier, numbers.Real)
+            and math.isfinite(bit_noise_multiplier) and bit_noise_multiplier > 0
+        ):
+            raise ValueError(
+                f"bit_noise_multiplier must be None or a finite number > 0, got "
+                f"{bit_noise_multiplier!r}")
+        self.clip_norm = float(initial)
+        self.target_quantile = float(target_quantile)
+        self.learning_rate = float(learning_rate)
+        self.bit_noise_multiplier = bit_noise_multiplier
+
+    def update_noise_multiplier(self, noise_multiplier):
+        """The update's own noise multiplier, so that update and bits together have
+        ``noise_multiplier`` (Andrew et al., Theorem 1)."""
+        inv = noise_multiplier**-2 - (2.0 * self.bit_noise_multiplier) ** -2
+        if inv <= 0:
+            raise ValueError(
+                f"bit_noise_multiplier={self.bit_noise_multiplier} is too small for "
+                f"noise_multiplier={noise_multiplier}: need 2 * bit_noise_multiplier > "
+                "noise_multiplier"
+            )
+        return inv**-0.5
+
+    def after_round(self, noisy_within, expected_clients):
+        fraction = min(1.0, max(0.0, noisy_within / expected_clients))  # post-processing
+        self.clip_norm *= math.exp(-self.learning_rate * (fraction - self.target_quantile))
+
+
+class DPAggregator:
+    """The server side of client-level DP federated averaging.
+
+    Parameters
+    ----------
+    n_clients : int
+        Number of clients ``K`` in the federation (public).
+    sampling_probability : float
+        Probability ``q`` that a client takes part in a round (Poisson sampling).
+    noise_multiplier : float
+        ``z``: the noise standard deviation over the sensitivity of a round's release.
+    clip : FixedClip or AdaptiveClip
+    epsilon : float
+        The epsilon at which delta is tracked.
+    max_delta : float
+        Training stops before a round that would make the delta at ``epsilon`` exceed it.
+    frac_bits : int, default=FRAC_BITS
+        Fixed-point grid of the client updates.
+    random_state : None, int, SeedSequence, BitGenerator or Generator
+        Drives the client sampling and the noise.
+
+    Attributes
+    ----------
+    accountant : RDPAccountant
+        Every round, composed (integer orders).
+    rounds : int
+        Rounds aggregated so far.
+    """
+
+    def __init__(self, n_clients, sampling_probability, noise_multiplier, clip, epsilon,
+                 max_delta, *, frac_bits=FRAC_BITS, random_state=None):
+        self.n_clients = check_positive_int(n_clients, "n_clients")
+        q = float(sampling_probability)
+        if not 0 < q <= 1:
+            raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
+        self.sampling_probability = q
+        if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
+            raise ValueError(f"noise_multiplier must be > 0, got {noise_multiplier!r}")
+        self.noise_multiplier = float(noise_multiplier)
+        if not isinstance(clip, (FixedClip, AdaptiveClip)):
+            raise TypeError("clip must be a FixedClip or an AdaptiveClip")
+        self.clip = clip
+        if clip.adaptive and clip.bit_noise_multiplier is None:
+            clip.bit_noise_multiplier = self.expected_clients / 20.0
+        self.update_noise_multiplier = clip.update_noise_multiplier(self.noise_multiplier)
+        self.epsilon = check_epsilon(epsilon)
+        self.max_delta = check_delta(max_delta, "max_delta")
+        self.frac_bits = check_positive_int(frac_bits, "frac_bits", maximum=40)
+        self.accountant = RDPAccountant(INTEGER_ORDERS)
+        self.rounds = 0
+        self._rng = check_random_state(random_state)
+        self._sample_rng, self._noise_rng = self._rng.spawn(2)
+
+    @property
+    def expected_clients(self):
+        """``q K``: the divisor of the average (public)."""
+        return self.sampling_probability * self.n_clients
+
+    @property
+    def clip_norm(self):
+        return self.clip.clip_norm
+
+    def sensitivity(self, dimension):
+        """L2 change of a round's sum when one client is added or removed."""
+        return self.clip_norm + math.sqrt(dimension) * 2.0 ** -(self.frac_bits + 1)
+
+    def can_run_round(self):
+        """False if one more round would push delta at ``epsilon`` past ``max_delta``."""
+        return not self.accountant.would_exceed(
+            self.epsilon, self.max_delta, noise_multiplier=self.noise_multiplier,
+            sampling_probability=self.sampling_probability,
+        )
+
+    def sample_clients(self):
+        """Indices of this round's clients: each independently with probability ``q``."""
+        return np.flatnonzero(self._sample_rng.random(self.n_clients) < self.sampling_probability)
+
+    def aggregate(self, contributions, dimension):
+        """The noisy average update of one round, and the round recorded.
+
+        Parameters
+        ----------
+        contributions : list of ClientContribution
+            From this round's sampled clients (possibly none).
+        dimension : int
+            Length of the model vector (public).
+
+        Returns
+        -------
+        ndarray of float64, shape (dimension,)
+            ``(sum of contributions + noise) / (q K)``.
+
+        Raises
+        ------
+        RuntimeError
+            If the round would push delta past ``max_delta`` (check
+            :meth:`can_run_round` first): nothing is released.
+        """
+        if not self.can_run_round():
+            raise RuntimeError("this round would exceed max_delta: training must stop")
+        total = np.zeros(dimension)
+        within = 0
+        for c in contributions:
+            if c.vector.shape != (dimension,):
+                raise ValueError(f"a contribution has shape {c.vector.shape}, "
+                                 f"expected ({dimension},)")
+            total += c.vector  # exact while |total| < 2**(52 - frac_bits): checked below
+            within += int(c.within_bound)
+        if contributions and np.max(np.abs(total)) >= 2.0 ** (52 - self.frac_bits):
+            raise ValueError("the sum of the updates is too large for exact fixed-point "
+                             "addition: lower frac_bits or the clipping bound")
+        sensitivity = self.sensitivity(dimension)
+        noisy = gaussian_mechanism(total, sensitivity=sensitivity,
+                                   noise_multiplier=self.update_noise_multiplier,
+                                   random_state=self._noise_rng)
+        if self.clip.adaptive:
+            # Andrew et al.: the centred sum of (b - 1/2) moves by 1/2 when a client is
+            # added or removed; noise std bit_noise_multiplier is multiplier 2 z_b.
+            noisy_centred = gaussian_mechanism(
+                within - 0.5 * len(contributions), sensitivity=0.5,
+                noise_multiplier=2.0 * self.clip.bit_noise_multiplier,
+                random_state=self._noise_rng)
+            self.clip.after_round(noisy_centred + 0.5 * self.expected_clients,
+                                  self.expected_clients)
+        self.accountant.compose_subsampled_gaussian(self.sampling_probability,
+                                                    self.noise_multiplier)
+        self.rounds += 1
+        return noisy / self.expected_clients
+
+    def spent(self):
+        """``(epsilon, delta)`` of the rounds so far (delta at the tracked epsilon)."""
+        return self.epsilon, self.accountant.get_delta(self.epsilon)
