@@ -318,8 +318,13 @@ def test_missing_flwr_gives_a_clear_import_error():
 # --------------------------------------------------------------------------------------
 
 
-def test_flower_simulation_equals_run_federated():
+def test_flower_simulation_equals_run_federated(monkeypatch, tmp_path):
     pytest.importorskip("ray")
+    # Ray's worker processes are plain interpreters started in the current directory:
+    # keep the source tree off their import path (what ``python -P`` does for pytest),
+    # so that they import the installed, compiled dptrees.
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    monkeypatch.chdir(tmp_path)
     from flwr.client import ClientApp
     from flwr.server import ServerApp, ServerAppComponents, ServerConfig
     from flwr.simulation import run_simulation
