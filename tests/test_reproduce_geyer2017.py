@@ -1,0 +1,123 @@
+"""Smoke and protocol tests of ``benchmarks/reproduce_geyer2017.py`` (Geyer et al. 2017).
+
+The script lives in the source tree and reads the shared MNIST folder; the tests are
+skipped where either is absent. They check the data loading, the non-IID split and the
+structure of the ``--quick`` output; they never assert accuracy against the paper's (the
+full settings take many minutes).
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support import BENCHMARKS, load_script
+
+SCRIPT = BENCHMARKS / "reproduce_geyer2017.py"
+
+
+@pytest.fixture(scope="module")
+def repro():
+    module = load_script(SCRIPT, "_dptrees_reproduce_geyer2017", what="reproduction script")
+    if not Path(module.DEFAULT_DATA).is_dir():
+        pytest.skip(f"MNIST folder not found at {module.DEFAULT_DATA}")
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick(repro, tmp_path_factory):
+    """The script's --quick mode, run once through main()."""
+    folder = tmp_path_factory.mktemp("geyer")
+    argv = ["--quick", "--quiet", "--json", str(folder / "quick.json")]
+    try:
+        import matplotlib  # noqa: F401
+        argv += ["--plot", str(folder / "figs")]
+    except ImportError:
+        pass
+    return repro.main(argv), folder
+
+
+def test_load_mnist(repro):
+    X, y, X_test, y_test = repro.load_mnist()
+    assert X.shape == (60_000, 784) and X_test.shape == (10_000, 784)
+    assert X.dtype == np.float32 and 0.0 <= X.min() and X.max() == 1.0
+    np.testing.assert_array_equal(
+        np.bincount(y), [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949])
+    np.testing.assert_array_equal(
+        np.bincount(y_test), [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009])
+    assert abs(float(X.mean()) - 0.1307) < 1e-3
+
+
+def test_missing_data_is_a_clear_error(repro, tmp_path):
+    with pytest.raises(FileNotFoundError, match="--data"):
+        repro.load_mnist(tmp_path / "nope")
+    with pytest.raises(SystemExit):
+        repro.main(["--quick", "--data", str(tmp_path / "nope")])
+
+
+def test_shards_are_non_iid_and_partition_the_rows(repro):
+    y = np.repeat(np.arange(10), 600)  # 6,000 rows, label-sorted already
+    parts = repro.shard_clients(y, 100, seed=0)
+    assert len(parts) == 100
+    rows = np.sort(np.concatenate(parts))
+    np.testing.assert_array_equal(rows, np.arange(6_000))
+    assert all(p.size == 60 for p in parts)
+    assert all(len(np.unique(y[p])) <= 2 for p in parts)  # two label-sorted shards
+    assert any(len(np.unique(y[p])) == 2 for p in parts)
+    again = repro.shard_clients(y, 100, seed=0)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again))
+
+
+def test_validation_split_is_disjoint(repro):
+    X = np.arange(100, dtype=float)[:, None]
+    y = np.arange(100) % 10
+    X_fit, y_fit, X_val, y_val = repro.validation_split(X, y, n_validation=20)
+    assert X_fit.shape[0] == 80 and X_val.shape[0] == 20
+    assert not set(X_fit[:, 0]) & set(X_val[:, 0])
+
+
+def test_rounds_allowed_matches_the_aggregator(repro):
+    from dptrees.federated import DPAggregator, FixedClip
+
+    q, z, delta = 0.3, 1.0, 1e-3
+    allowed = repro.rounds_allowed(q, z, repro.EPSILON, delta)
+    agg = DPAggregator(10, q, z, FixedClip(1.0), repro.EPSILON, delta)
+    n = 0
+    while agg.can_run_round():
+        agg.accountant.compose_subsampled_gaussian(q, z)
+        n += 1
+    assert n == allowed > 0
+
+
+def test_momentum_is_post_processing(repro):
+    from dptrees.federated import FixedClip
+
+    agg = repro.MomentumAggregator(4, 1.0, 1.0, FixedClip(1.0), 8.0, 1e-3, momentum=0.5,
+                                   random_state=0)
+    first = agg.aggregate([], 3)
+    second = agg.aggregate([], 3)
+    assert agg.rounds == 2
+    assert np.all(np.isfinite(second)) and not np.array_equal(first, second)
+
+
+def test_quick_structure(repro, quick):
+    out, folder = quick
+    assert out["settings"]["quick"] and out["settings"]["eval"] == "test"
+    (row,) = out["results"]
+    for key in ("accuracy", "rounds", "communication", "epsilon", "delta", "wall_time",
+                "curve", "delta_per_round", "config", "rounds_allowed", "baseline"):
+        assert key in row
+    assert 0.0 <= row["accuracy"] <= 1.0
+    assert 1 <= row["rounds"] <= min(row["config"]["max_rounds"], row["rounds_allowed"])
+    assert row["communication"] >= 0 and row["epsilon"] == repro.EPSILON
+    assert 0 < row["delta"] <= row["config"]["delta"]
+    assert len(row["delta_per_round"]) == row["rounds"]
+    assert np.all(np.diff(row["delta_per_round"]) >= 0)
+    assert row["curve"][-1]["round"] == row["rounds"]
+    assert math.isfinite(row["wall_time"]) and row["wall_time"] >= 0
+    base = row["baseline"]
+    assert 0.0 <= base["accuracy"] <= 1.0 and base["rounds"] == repro.QUICK["baseline_rounds"]
+    assert (folder / "quick.json").stat().st_size > 0
+    for path in out.get("figures", []):
+        assert Path(path).stat().st_size > 0
