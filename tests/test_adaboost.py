@@ -16,6 +16,7 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import support
 from dptrees import BudgetAccountant
@@ -370,3 +371,12 @@ def test_audit_harness_releases_what_fit_releases():
 def test_audit_whole_fit(record_audit):
     res = _audit(fit_sampler(STUMP_X0, STUMP_Y0), fit_sampler(STUMP_X1, STUMP_Y1), 1_000, 4_000)
     record_audit(res, 4.0).assert_within(4.0)
+
+
+@pytest.mark.filterwarnings("ignore::dptrees.exceptions.PrivacyLeakWarning")
+@parametrize_with_checks([DPAdaBoostClassifier(10, epsilon=100.0, accountant=BudgetAccountant(),
+                                               random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    # scikit-learn's checks feed arbitrary data and labels, so bounds and classes are read
+    # from the data (the PrivacyLeakWarning is filtered, as in tests/test_sklearn_checks.py).
+    check(estimator)
