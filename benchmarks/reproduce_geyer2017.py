@@ -144,7 +144,8 @@ PAPER_NON_PRIVATE = 0.97
 
 #: Per K: the paper's m and delta bound, and our hyper-parameters (see the docstring).
 #: z: noise multiplier; clip: public bound S (the public initial value if adaptive);
-#: adaptive: AdaptiveClip (median target) instead of FixedClip; epochs / batch / lr:
+#: adaptive: AdaptiveClip (target quantile ``quantile``, default the median) instead of
+#: FixedClip; epochs / batch / lr:
 #: local SGD; server_lr, momentum: the server step; ema: decay of the released moving
 #: average of the iterates; max_rounds: a cap (the accountant stops first).
 SETTINGS = {
@@ -152,8 +153,8 @@ SETTINGS = {
               lr=0.05, server_lr=1.0, momentum=0.0, ema=0.95, max_rounds=1000),
     1000: dict(m=100, delta=1e-5, z=1.5, clip=0.35, adaptive=False, epochs=1, batch=10,
                lr=0.05, server_lr=1.0, momentum=0.0, ema=0.95, max_rounds=1000),
-    10000: dict(m=300, delta=1e-6, z=0.85, clip=1.0, adaptive=True, epochs=3, batch=6,
-                lr=0.2, server_lr=1.0, momentum=0.8, ema=0.95, max_rounds=2000),
+    10000: dict(m=300, delta=1e-6, z=0.85, clip=1.0, adaptive=True, quantile=0.5, epochs=3,
+                batch=6, lr=0.2, server_lr=1.0, momentum=0.8, ema=0.95, max_rounds=2000),
 }
 DEFAULT_SETTINGS = (1000, 10000)
 
@@ -297,7 +298,7 @@ def run_dp(model, clients, X_eval, y_eval, cfg, *, adaptive=False, seed=0, eval_
     adaptive = adaptive or cfg.get("adaptive", False)
     # bit noise: Andrew et al.'s m / 20, but at least z (so that the update noise stays
     # finite: Theorem 1 needs 2 z_b > z; tiny federations only)
-    clip = (AdaptiveClip(cfg["clip"], target_quantile=0.5,
+    clip = (AdaptiveClip(cfg["clip"], target_quantile=cfg.get("quantile", 0.5),
                          bit_noise_multiplier=max(cfg["m"] / 20.0, cfg["z"])) if adaptive
             else FixedClip(cfg["clip"]))
     agg = MomentumAggregator(K, q, cfg["z"], clip, EPSILON, cfg["delta"],
