@@ -41,6 +41,7 @@ conversion at ``delta``. With ``noise="laplace"`` every release is exact discret
 import math
 import numbers
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -60,6 +61,7 @@ from dptrees.boosting._trees import (
 from dptrees.mechanisms import (
     _laplace_ratio,
     fixed_point_scale,
+    fixed_point_sum,
     gaussian_grid,
     gaussian_mechanism,
     laplace_grid,
@@ -149,21 +151,25 @@ class _BaseDPGradientBoosting(BaseEstimator):
         delta = check_delta(self.delta)
         if self.noise == "gaussian" and not 0 < delta < 1:
             raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
-        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
-        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        self._check_tree_params()
         check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
         check_positive_int(self.n_jobs, "n_jobs", maximum=256)
         check_in(self.split, "split", ("random", "private", "hybrid"))
+        _check_fraction(self.init_fraction, "init_fraction")
+        _check_fraction(self.split_fraction, "split_fraction")
+        return epsilon, (delta if self.noise == "gaussian" else 0.0)
+
+    def _check_tree_params(self):
+        """The checks of the parameters every boosted-tree estimator shares."""
+        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
+        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
         check_positive_number(self.learning_rate, "learning_rate")
         check_positive_number(self.reg_lambda, "reg_lambda")
         check_positive_number(self.gradient_clip, "gradient_clip")
         check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
-        _check_fraction(self.init_fraction, "init_fraction")
-        _check_fraction(self.split_fraction, "split_fraction")
         if not isinstance(self.verbose, numbers.Integral):
             raise ValueError(f"verbose must be an int, got {self.verbose!r}")
-        return epsilon, (delta if self.noise == "gaussian" else 0.0)
 
     # -- data ---------------------------------------------------------------------------
 
@@ -357,7 +363,7 @@ class _BaseDPGradientBoosting(BaseEstimator):
         raw = np.tile(init, (n, 1))
         trees = []
         step = self.learning_rate / self.batch_size
-        with ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else _null() as executor:
+        with ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else nullcontext() as executor:
             ctx.executor = executor
             for round_ in range(self.n_estimators):
                 if round_ % self.batch_size == 0:
@@ -421,14 +427,6 @@ class _Context:
 
     def __init__(self, **kwargs):
         self.__dict__.update(kwargs)
-
-
-class _null:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 _COMMON_PARAMS_DOC = """
@@ -541,8 +539,8 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _BaseDP
         lower, upper = y_bounds.lower, y_bounds.upper
         y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
         # The starting sum, as an exact fixed-point integer over its own scale.
-        scale = fixed_point_scale((0.0, 1.0), y01.shape[0])
-        total = _fixedpoint.fixed_sum(y01, 0.0, 1.0, scale) / scale
+        units, scale = fixed_point_sum(y01, bounds=(0.0, 1.0))
+        total = units / scale
         self._fit(params, y01, SquaredError(), (total, y01.shape[0]), 2, leaks, binner, codes)
         self.y_bounds_ = (lower, upper)
         return self

@@ -233,9 +233,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         delta = check_delta(self.delta)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
-        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        self._check_tree_params()
         if self.n_clients is not None:
             check_positive_int(self.n_clients, "n_clients")
         if self.sampling_probability is not None and self.expected_clients is not None:
@@ -253,12 +251,6 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                                  f"AdaptiveClip, got {self.clip_norm!r}")
         elif not isinstance(self.clip_norm, AdaptiveClip):
             check_positive_number(self.clip_norm, "clip_norm")
-        check_positive_number(self.learning_rate, "learning_rate")
-        check_positive_number(self.reg_lambda, "reg_lambda")
-        check_positive_number(self.gradient_clip, "gradient_clip")
-        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
-        if not isinstance(self.verbose, numbers.Integral):
-            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
         return epsilon, delta
 
     def _make_clip(self):
