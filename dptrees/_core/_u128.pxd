@@ -1,7 +1,8 @@
 # Portable unsigned 128-bit arithmetic for the exact samplers.
 #
-# Only what the samplers need: products of two 64-bit words, comparison, subtraction
-# and long division. Written without `__int128` so that MSVC builds the core too.
+# Only what the samplers need: products of two 64-bit words, 128-by-64-bit products,
+# comparison and subtraction. Written without `__int128` so that MSVC builds the core
+# too.
 
 from libc.stdint cimport uint64_t
 
@@ -59,33 +60,3 @@ cdef inline u128 u128_sub(u128 a, u128 b) noexcept nogil:
     r.hi = a.hi - b.hi - (1 if a.lo < b.lo else 0)
     return r
 
-
-cdef inline bint u128_is_zero(u128 a) noexcept nogil:
-    return a.hi == 0 and a.lo == 0
-
-
-cdef inline void u128_divmod(u128 a, u128 b, u128* q, u128* r) noexcept nogil:
-    """Quotient and remainder of a / b for 0 < b < 2**127 (bitwise long division)."""
-    cdef int i
-    cdef uint64_t bit
-    q.hi = 0
-    q.lo = 0
-    if u128_cmp(a, b) < 0:
-        r[0] = a
-        return
-    r.hi = 0
-    r.lo = 0
-    for i in range(127, -1, -1):
-        # r = 2 r + bit i of a; r < b < 2**127 so the shift cannot overflow.
-        r.hi = (r.hi << 1) | (r.lo >> 63)
-        if i >= 64:
-            bit = (a.hi >> (i - 64)) & 1
-        else:
-            bit = (a.lo >> i) & 1
-        r.lo = (r.lo << 1) | bit
-        if u128_cmp(r[0], b) >= 0:
-            r[0] = u128_sub(r[0], b)
-            if i >= 64:
-                q.hi |= (<uint64_t>1) << (i - 64)
-            else:
-                q.lo |= (<uint64_t>1) << i
