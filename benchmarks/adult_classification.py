@@ -70,7 +70,6 @@ they are for research, never for a release.
 """
 
 import argparse
-import importlib.util
 import itertools
 import json
 import platform
@@ -92,19 +91,10 @@ from dptrees import (
 )
 
 
-def _load_uci_module():
-    name = "_dptrees_bench_uci_datasets"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "uci_datasets.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import uci_datasets as uci  # noqa: E402
 
-
-uci = _load_uci_module()
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0)
 TARGET_EPS = 1.0

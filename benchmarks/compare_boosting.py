@@ -73,7 +73,6 @@ Usage::
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -93,21 +92,10 @@ from dptrees import BudgetAccountant, DPExtraTreesRegressor
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 
 HERE = Path(__file__).resolve().parent
-
-
-def _load_script(name, filename):
-    """Import a sibling benchmark script once, under ``name`` (shared via sys.modules)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / filename)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-adult = _load_script("_dptrees_adult_classification", "adult_classification.py")
-hoang = _load_script("_dptrees_reproduce_hoang2020", "reproduce_hoang2020.py")
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(HERE))
+import adult_classification as adult  # noqa: E402
+import reproduce_hoang2020 as hoang  # noqa: E402
 
 # --------------------------------------------------------------------------------------
 # Settings

@@ -79,7 +79,6 @@ release.
 """
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
@@ -97,16 +96,9 @@ from dptrees.federated._boosting import DPFederatedGradientBoostingClassifier
 from dptrees.federated._protocol import INTEGER_ORDERS
 
 
-def _load_uci_module():
-    name = "_dptrees_bench_uci_datasets"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "uci_datasets.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import uci_datasets as uci  # noqa: E402
 
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
@@ -183,7 +175,6 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true")
     p.add_argument("--json")
     args = p.parse_args(argv)
-    uci = _load_uci_module()
     train, test = uci.load_adult()
     Xtr, Xte = np.asarray(train.X, float), np.asarray(test.X, float)
     ytr = (np.asarray(train.y) == ">50K").astype(int)

@@ -70,7 +70,6 @@ make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import importlib.util
 import json
 import math
 import platform
@@ -93,20 +92,10 @@ from dptrees import (
 from dptrees.mechanisms import noisy_count, noisy_sum
 
 
-def _load_uci_module():
-    """``benchmarks/uci_datasets.py``, by path (this script is not in a package)."""
-    name = "_dptrees_bench_uci_datasets"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "uci_datasets.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import uci_datasets as uci  # noqa: E402
 
-
-uci = _load_uci_module()
 
 # --------------------------------------------------------------------------------------
 # The paper's settings

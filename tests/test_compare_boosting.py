@@ -22,8 +22,8 @@ SCRIPT = BENCHMARKS / "compare_boosting.py"
 
 @pytest.fixture(scope="module")
 def compare():
-    # The script loads adult_classification / reproduce_hoang2020 (and uci_datasets) by
-    # the names the other script tests use: one shared module each in sys.modules.
+    # The script imports adult_classification / reproduce_hoang2020 (and uci_datasets)
+    # by module name, the names the other script tests register: one module each.
     module = load_script(SCRIPT, "_dptrees_compare_boosting", register=True)
     if not Path(module.hoang.DEFAULT_DATA).is_file():
         pytest.skip(f"California Housing data not found at {module.hoang.DEFAULT_DATA}")

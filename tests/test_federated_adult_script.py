@@ -16,7 +16,7 @@ _load = functools.partial(load_script, register=True)
 
 @pytest.fixture(scope="module")
 def script():
-    uci = _load(BENCHMARKS / "uci_datasets.py", "_dptrees_bench_uci_datasets")
+    uci = _load(BENCHMARKS / "uci_datasets.py", "uci_datasets")
     if not uci.data_available():
         pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
     return _load(BENCHMARKS / "federated_adult.py", "_dptrees_federated_adult")

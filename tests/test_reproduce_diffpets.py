@@ -20,13 +20,14 @@ DIFFPETS = BENCHMARKS / "reproduce_diffpets.py"
 ADULT = BENCHMARKS / "adult_classification.py"
 UCI = BENCHMARKS / "uci_datasets.py"
 
-# the scripts load uci_datasets.py under the same name: one shared module in sys.modules
+# the scripts import these siblings by module name (benchmarks/ on sys.path): registering
+# them under the same names shares one module object in sys.modules
 _load = functools.partial(load_script, register=True)
 
 
 @pytest.fixture(scope="module")
 def uci():
-    module = _load(UCI, "_dptrees_bench_uci_datasets")
+    module = _load(UCI, "uci_datasets")
     if not module.data_available():
         pytest.skip(f"shared UCI data not found at {module.DATA_DIR}")
     return module
@@ -39,7 +40,7 @@ def diffpets(uci):
 
 @pytest.fixture(scope="module")
 def adult(uci):
-    return _load(ADULT, "_dptrees_adult_classification")
+    return _load(ADULT, "adult_classification")
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ _load = functools.partial(load_script, register=True)
 
 @pytest.fixture(scope="module")
 def uci():
-    module = _load(UCI, "_dptrees_bench_uci_datasets")
+    module = _load(UCI, "uci_datasets")
     if not module.data_available():
         pytest.skip(f"shared UCI data not found at {module.DATA_DIR}")
     try:

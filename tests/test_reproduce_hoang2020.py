@@ -21,7 +21,7 @@ SCRIPT = BENCHMARKS / "reproduce_hoang2020.py"
 
 @pytest.fixture(scope="module")
 def repro():
-    module = load_script(SCRIPT, "_dptrees_reproduce_hoang2020", what="reproduction script")
+    module = load_script(SCRIPT, "reproduce_hoang2020", what="reproduction script")
     if not Path(module.DEFAULT_DATA).is_file():
         pytest.skip(f"California Housing data not found at {module.DEFAULT_DATA}")
     return module
