@@ -324,6 +324,8 @@ def test_flower_simulation_equals_run_federated(monkeypatch, tmp_path):
     # keep the source tree off their import path (what ``python -P`` does for pytest),
     # so that they import the installed, compiled dptrees.
     monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    # the behaviour Ray announces for its next versions, without its FutureWarning
+    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
     monkeypatch.chdir(tmp_path)
     from flwr.client import ClientApp
     from flwr.server import ServerApp, ServerAppComponents, ServerConfig
