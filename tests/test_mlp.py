@@ -118,6 +118,33 @@ def test_client_update():
         MLPClient(model, X, y[:-1])
 
 
+def test_client_transform_is_applied_every_epoch():
+    """A transform changes the data each local epoch, draws from the client's stream,
+    and must keep the feature shape."""
+    model = NumpyMLP((4, 8, 3), random_state=0)
+    X, y = _toy(n=30)
+    seen = []
+
+    def record(Xe, rng):
+        seen.append(Xe.copy())
+        return Xe + rng.normal(0.0, 0.1, Xe.shape)
+
+    client = MLPClient(model, X, y, epochs=3, batch_size=5, learning_rate=0.1,
+                       random_state=0, transform=record)
+    v = model.init_vector()
+    u = client.update(v, 0)
+    assert len(seen) == 3 and all(np.array_equal(a, X.astype(np.float32)) for a in seen)
+    plain = MLPClient(model, X, y, epochs=3, batch_size=5, learning_rate=0.1,
+                      random_state=0).update(v, 0)
+    assert not np.allclose(u, plain)
+    identity = MLPClient(model, X, y, epochs=3, batch_size=5, learning_rate=0.1,
+                         random_state=0, transform=lambda Xe, rng: Xe).update(v, 0)
+    np.testing.assert_array_equal(identity, plain)
+    bad = MLPClient(model, X, y, epochs=1, transform=lambda Xe, rng: Xe[:, :2])
+    with pytest.raises(ValueError, match="transform changed the feature shape"):
+        bad.update(v, 0)
+
+
 def test_run_federated_improves_accuracy():
     """Non-IID clients (one class each) learn the blobs together under DP-FedAvg."""
     model = NumpyMLP((4, 16, 3), random_state=0)

@@ -101,14 +101,48 @@ def test_momentum_is_post_processing(repro):
     assert np.all(np.isfinite(second)) and not np.array_equal(first, second)
 
 
+def test_cosine_schedule_scales_the_released_step(repro):
+    """The server schedule multiplies the step by a function of the public round index
+    only: the same noise, scaled by (1 + cos(pi r / R)) / 2."""
+    from dptrees.federated import FixedClip
+
+    assert repro.server_step_scale("constant", 10) is None
+    scale = repro.server_step_scale("cosine", 4)
+    assert [scale(r) for r in (0, 2, 4, 9)] == pytest.approx([1.0, 0.5, 0.0, 0.0])
+    with pytest.raises(ValueError, match="unknown server schedule"):
+        repro.server_step_scale("step", 4)
+    args = (4, 1.0, 1.0, FixedClip(1.0), 8.0, 1e-3)
+    plain = repro.MomentumAggregator(*args, random_state=0)
+    scaled = repro.MomentumAggregator(*args, step_scale=scale, random_state=0)
+    for r in range(3):
+        np.testing.assert_allclose(scaled.aggregate([], 5), scale(r) * plain.aggregate([], 5))
+
+
+def test_random_shifts_move_whole_images(repro):
+    shift = repro.random_shifts(2)
+    rng = np.random.default_rng(0)
+    X = np.zeros((50, 784), np.float32)
+    X[:, 14 * 28 + 14] = 1.0  # one lit pixel in the middle
+    out = shift(X, rng)
+    assert out.shape == X.shape and out.dtype == np.float32
+    where = np.argwhere(out.reshape(50, 28, 28) == 1.0)
+    assert where.shape == (50, 3) and np.array_equal(where[:, 0], np.arange(50))
+    moves = where[:, 1:] - 14
+    assert np.abs(moves).max() == 2 and len({tuple(m) for m in moves}) > 10
+    assert out.sum() == 50  # nothing lost or duplicated
+
+
 def test_quick_structure(repro, quick):
     out, folder = quick
     assert out["settings"]["quick"] and out["settings"]["eval"] == "test"
     (row,) = out["results"]
     for key in ("accuracy", "rounds", "communication", "epsilon", "delta", "wall_time",
-                "curve", "delta_per_round", "config", "rounds_allowed", "baseline"):
+                "curve", "delta_per_round", "config", "rounds_allowed", "baseline",
+                "train_accuracy", "other_ema_accuracy"):
         assert key in row
-    assert 0.0 <= row["accuracy"] <= 1.0
+    assert 0.0 <= row["accuracy"] <= 1.0 and 0.0 <= row["train_accuracy"] <= 1.0
+    assert set(row["other_ema_accuracy"]) == set(repro.EMA_ALTERNATIVES) - {
+        row["config"]["ema"]}
     assert 1 <= row["rounds"] <= min(row["config"]["max_rounds"], row["rounds_allowed"])
     assert row["communication"] >= 0 and row["epsilon"] == repro.EPSILON
     assert 0 < row["delta"] <= row["config"]["delta"]

@@ -191,8 +191,13 @@ class NumpyMLP:
         return np.asarray(vector, dtype=np.float64) + self._sgd_delta(
             vector, X, y, epochs, batch_size, learning_rate, rng)
 
-    def _sgd_delta(self, vector, X, y, epochs, batch_size, learning_rate, rng):
-        """``local_sgd(...) - vector``, computed without float64 cancellation."""
+    def _sgd_delta(self, vector, X, y, epochs, batch_size, learning_rate, rng,
+                   transform=None):
+        """``local_sgd(...) - vector``, computed without float64 cancellation.
+
+        ``transform(X, rng)``, if given, makes each epoch's copy of the features (local
+        data augmentation).
+        """
         X, y = self._check_Xy(X, y)
         epochs = int(epochs)
         batch_size = int(batch_size)
@@ -208,10 +213,14 @@ class NumpyMLP:
         Xc = X.astype(dtype, copy=False)
         n = X.shape[0]
         for _ in range(epochs):
+            Xe = Xc if transform is None else np.asarray(transform(Xc, rng), dtype=dtype)
+            if Xe.shape != Xc.shape:
+                raise ValueError(f"transform changed the feature shape from {Xc.shape} "
+                                 f"to {Xe.shape}")
             order = rng.permutation(n)
             for b0 in range(0, n, batch_size):
                 idx = order[b0:b0 + batch_size]
-                self._step(layers, Xc[idx], y[idx], learning_rate, None)
+                self._step(layers, Xe[idx], y[idx], learning_rate, None)
         work -= start
         return work.astype(np.float64)
 
@@ -319,15 +328,22 @@ class MLPClient(FederatedClient):
     learning_rate : float, default=0.05
     random_state : None, int, SeedSequence, BitGenerator or Generator
         This client's shuffling stream (local: it never leaves the client).
+    transform : callable, optional
+        ``transform(X, rng) -> X'`` of the same shape, applied to the client's features
+        at the start of every local epoch (data augmentation, e.g. random shifts of
+        images), with the client's own random stream. It is part of the client's local
+        computation: the update is clipped and noised as any other, so the privacy
+        guarantee does not depend on it.
     """
 
     def __init__(self, model, X, y, *, epochs=1, batch_size=10, learning_rate=0.05,
-                 random_state=None):
+                 random_state=None, transform=None):
         self.model = model
         self.X, self.y = model._check_Xy(X, y)
         self.epochs = epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.transform = transform
         self._rng = check_random_state(random_state)
 
     @property
@@ -341,4 +357,5 @@ class MLPClient(FederatedClient):
         which equals that difference without float64 cancellation.
         """
         return self.model._sgd_delta(global_vector, self.X, self.y, self.epochs,
-                                     self.batch_size, self.learning_rate, self._rng)
+                                     self.batch_size, self.learning_rate, self._rng,
+                                     transform=self.transform)
