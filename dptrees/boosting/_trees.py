@@ -70,25 +70,36 @@ class BoostedTreesMixin:
     (the shrinkage of every tree), ``binner_`` and ``n_features_in_``.
     """
 
-    def _staged_raw(self, X):
+    def _initial_scores(self, X):
+        """``(codes, scores)``: X's bin codes, and the initial scores with one contiguous
+        row per output (the core adds each tree's values to a row in place)."""
         check_is_fitted(self, "estimators_")
         X = check_features(X, n_features=self.n_features_in_, estimator=self)
         codes = self.binner_.transform(X)
-        raw = np.tile(self.init_score_, (X.shape[0], 1))
-        column = np.empty(X.shape[0])
+        scores = np.repeat(np.asarray(self.init_score_, dtype=np.float64)[:, None],
+                           X.shape[0], axis=1)
+        return codes, scores
+
+    def _add_rounds(self, codes, scores):
+        """Add the rounds' trees to ``scores`` in place, yielding after every round."""
         for round_trees in self.estimators_:
             for k, tree in enumerate(round_trees):
-                column[:] = raw[:, k]
                 _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold, tree.left,
-                                           tree.right, tree.value, self._step, column)
-                raw[:, k] = column
-            yield raw
+                                           tree.right, tree.value, self._step, scores[k])
+            yield
+
+    def _staged_raw(self, X):
+        """Raw scores, shape (n_samples, n_outputs), after each round (one array, updated
+        in place)."""
+        codes, scores = self._initial_scores(X)
+        for _ in self._add_rounds(codes, scores):
+            yield scores.T
 
     def _raw(self, X):
-        raw = None
-        for raw in self._staged_raw(X):
+        codes, scores = self._initial_scores(X)
+        for _ in self._add_rounds(codes, scores):
             pass
-        return raw
+        return np.ascontiguousarray(scores.T)
 
 
 class BoostedRegressorMixin(BoostedTreesMixin):
