@@ -118,6 +118,32 @@ def test_cosine_schedule_scales_the_released_step(repro):
         np.testing.assert_allclose(scaled.aggregate([], 5), scale(r) * plain.aggregate([], 5))
 
 
+def test_layer_clip_keeps_the_sensitivity(repro):
+    """Each layer is cut to its share of S, the whole to at most S (plus rounding); the
+    adaptive clip's bit still reports the unclipped norm."""
+    model = repro.NumpyMLP((6, 5, 4, 3), random_state=0)
+    rng = np.random.default_rng(0)
+    X, y = rng.random((12, 6)), rng.integers(0, 3, 12)
+    v = model.init_vector()
+    for shares in (None, (0.8, 0.5, 0.33)):
+        client = repro.LayerClipClient(model, X, y, epochs=2, batch_size=4,
+                                       learning_rate=1.0, random_state=0, shares=shares)
+        u = repro.MLPClient(model, X, y, epochs=2, batch_size=4, learning_rate=1.0,
+                            random_state=0).update(v, 0)
+        norm = np.linalg.norm(u)
+        for S in (norm / 10, norm * 10):
+            twin = repro.LayerClipClient(model, X, y, epochs=2, batch_size=4,
+                                         learning_rate=1.0, random_state=0, shares=shares)
+            c = twin.contribute(v, 0, S, 24)
+            assert c.within_bound == int(norm <= S)
+            assert np.linalg.norm(c.vector) <= S + np.sqrt(v.size) * 2.0**-25
+            for (lo, hi), share in zip(twin.bounds, twin.shares):
+                assert np.linalg.norm(c.vector[lo:hi]) <= share * S + 1e-6
+        assert client.bounds[-1][1] == model.n_params
+    with pytest.raises(ValueError, match="shares"):
+        repro.LayerClipClient(model, X, y, shares=(0.9, 0.9, 0.9))
+
+
 def test_random_shifts_move_whole_images(repro):
     shift = repro.random_shifts(2)
     rng = np.random.default_rng(0)

@@ -84,8 +84,9 @@ class BoostedTreesMixin:
         """Add the rounds' trees to ``scores`` in place, yielding after every round."""
         for round_trees in self.estimators_:
             for k, tree in enumerate(round_trees):
-                _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold, tree.left,
-                                           tree.right, tree.value, self._step, scores[k])
+                _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold,
+                                           tree.left, tree.right, tree.value, self._step,
+                                           scores[k])
             yield
 
     def _staged_raw(self, X):
