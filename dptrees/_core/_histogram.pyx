@@ -12,10 +12,11 @@ checks the indices it is given before it reads, so no input can make it read or 
 out of bounds.
 """
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from dptrees._core._routing cimport leaf_of
 from dptrees._core._tree import check_tree
 
 ctypedef Py_ssize_t intp
@@ -173,28 +174,27 @@ def segment_sums(const intp[::1] rows, const int64_t[:, ::1] stats,
                 out[j, k] = acc
 
 
-def add_leaf_values(const uint8_t[:, ::1] codes, const int[::1] feature,
-                    const int[::1] bin_threshold, const int[::1] left, const int[::1] right,
-                    const double[::1] value, double scale, double[::1] raw):
+def add_leaf_values(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
+                    const int32_t[::1] bin_threshold, const int32_t[::1] left,
+                    const int32_t[::1] right, const double[::1] value, double scale,
+                    double[::1] raw):
     """``raw[i] += scale * value[leaf(i)]`` for one tree, routing rows by their codes.
 
     The tree arrays are those of :class:`dptrees._tree_structure.Tree`; the structure is
     validated first, so corrupt arrays cannot make the loop index out of bounds.
     """
     cdef intp i, n = codes.shape[0], p = codes.shape[1], n_nodes = feature.shape[0]
-    cdef int node, f
     if raw.shape[0] != n:
         raise ValueError("raw must have one entry per row")
     if value.shape[0] != n_nodes:
         raise ValueError("inconsistent tree arrays")
     check_tree(feature, bin_threshold, left, right, p)
+    if n == 0:
+        return
     with nogil:
         for i in range(n):
-            node = 0
-            while left[node] != -1:
-                f = feature[node]
-                node = left[node] if codes[i, f] <= bin_threshold[node] else right[node]
-            raw[i] += scale * value[node]
+            raw[i] += scale * value[leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0],
+                                            &left[0], &right[0])]
 
 
 def add_segment_values(const intp[::1] rows, const intp[::1] starts, const double[::1] value,

@@ -7,6 +7,8 @@ sends a record left when its code for ``feature`` is at most ``bin_threshold``),
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+from dptrees._core._routing cimport leaf_of
+
 
 def check_tree(const int32_t[::1] feature, const int32_t[::1] bin_threshold,
                const int32_t[::1] left, const int32_t[::1] right, Py_ssize_t n_features):
@@ -29,15 +31,13 @@ def apply(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
           const int32_t[::1] bin_threshold, const int32_t[::1] left,
           const int32_t[::1] right, int64_t[::1] out):
     """Leaf id of every row of ``codes``."""
-    cdef Py_ssize_t i, n = codes.shape[0], p = codes.shape[1], n_nodes = feature.shape[0]
-    cdef int32_t node, f
+    cdef Py_ssize_t i, n = codes.shape[0], p = codes.shape[1]
     if out.shape[0] != n:
         raise ValueError("out must have one entry per row")
     check_tree(feature, bin_threshold, left, right, p)
+    if n == 0:
+        return
     with nogil:
         for i in range(n):
-            node = 0
-            while left[node] != -1:
-                f = feature[node]
-                node = left[node] if codes[i, f] <= bin_threshold[node] else right[node]
-            out[i] = node
+            out[i] = leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0], &left[0],
+                             &right[0])
