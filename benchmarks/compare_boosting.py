@@ -96,6 +96,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import adult_classification as adult  # noqa: E402
 import reproduce_hoang2020 as hoang  # noqa: E402
+from results_json import jsonable  # noqa: E402
 
 # --------------------------------------------------------------------------------------
 # Settings
@@ -526,16 +527,6 @@ def _parser():
     return p
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
 def main(argv=None):
     """Run the comparison; prints the tables and returns the results as a dict."""
     parser = _parser()
@@ -600,7 +591,7 @@ def main(argv=None):
     print(f"\nTotal run time: {out['timings']['total']:.1f} s")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(_jsonable(out), indent=1))
+        args.json.write_text(json.dumps(jsonable(out), indent=1))
         print(f"results written to {args.json}")
     return out
 

@@ -95,6 +95,7 @@ from dptrees.mechanisms import noisy_count, noisy_sum
 # benchmarks/ is a folder of scripts, not a package: import siblings from it
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import uci_datasets as uci  # noqa: E402
+from results_json import jsonable  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
@@ -377,16 +378,6 @@ def _parser():
     return p
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
 def main(argv=None):
     args = _parser().parse_args(argv)
     start = time.perf_counter()
@@ -424,7 +415,7 @@ def main(argv=None):
         print("\nfigures: " + ", ".join(results["figures"]))
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(_jsonable(results), indent=1))
+        args.json.write_text(json.dumps(jsonable(results), indent=1))
     return results
 
 

@@ -65,6 +65,7 @@ from dptrees.boosting import DPAdaBoostClassifier
 # benchmarks/ is a folder of scripts, not a package: import siblings from it
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import uci_datasets as uci  # noqa: E402
+from results_json import jsonable  # noqa: E402
 
 
 BUDGETS = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 3.0, 5.0)
@@ -275,16 +276,6 @@ def _parser():
     return p
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.generic, Path)):
-        return obj.item() if isinstance(obj, np.generic) else str(obj)
-    return obj
-
-
 def main(argv=None):
     args = _parser().parse_args(argv)
     start = time.perf_counter()
@@ -320,7 +311,7 @@ def main(argv=None):
     results["elapsed_seconds"] = elapsed
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(_jsonable(results), indent=1))
+        args.json.write_text(json.dumps(jsonable(results), indent=1))
     return results
 
 

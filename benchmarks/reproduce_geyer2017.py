@@ -175,6 +175,10 @@ from dptrees.federated import (
 )
 from dptrees.federated._mlp import MLPClient, NumpyMLP
 
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_json import jsonable  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "mnist"
 EPSILON = 8.0
@@ -573,18 +577,6 @@ def plot_figures(results, folder):
     return paths
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
 # --------------------------------------------------------------------------------------
 # Command line
 
@@ -714,7 +706,7 @@ def main(argv=None):
         out["figures"] = [str(p) for p in paths]
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(_jsonable(out), indent=1))
+        args.json.write_text(json.dumps(jsonable(out), indent=1))
     return out
 
 

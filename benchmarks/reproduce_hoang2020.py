@@ -109,6 +109,10 @@ import dptrees
 from dptrees import BudgetAccountant, DPDecisionTreeRegressor, DPPartitionForestRegressor
 from dptrees.mechanisms import noisy_count, noisy_sum
 
+# benchmarks/ is a folder of scripts, not a package: import siblings from it
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_json import jsonable  # noqa: E402
+
 # --------------------------------------------------------------------------------------
 # The paper's settings and its Table 3 (REFERENCE values, copied from shared/seeds.md)
 
@@ -797,18 +801,6 @@ def _parser():
     return p
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
 def main(argv=None):
     """Run the reproduction; prints the tables and returns the results as a dict."""
     parser = _parser()
@@ -897,7 +889,7 @@ def main(argv=None):
     print(f"\nTotal time: {timings['total']:.1f} s")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(_jsonable(out), indent=1))
+        args.json.write_text(json.dumps(jsonable(out), indent=1))
         print(f"results written to {args.json}")
     return out
 
