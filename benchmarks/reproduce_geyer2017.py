@@ -74,7 +74,9 @@ K = 10,000 see the last item.
   (``SETTINGS``) takes larger steps: local learning rate 0.2, server momentum 0.8:
   0.955 on the test images, 0.948 on the validation split (a separate ``--validation``
   run, whose clients hold 5 images). Runs 2 and 3 were chosen after seeing earlier
-  *test* accuracies: they are not clean held-out choices.
+  *test* accuracies: they are not clean held-out choices. Run 4 (``SETTINGS``) is run 3
+  with the clip's target quantile 0.55 instead of 0.5, chosen on the validation split
+  alone among the candidates listed below.
 
 Results (seed 0; two CPU cores shared with other jobs, so wall times vary 2-3x; "non-DP":
 plain FedAvg on the same clients for the same number of rounds)::
@@ -85,9 +87,12 @@ plain FedAvg on the same clients for the same number of rounds)::
     1,000   z 1.5, S 0.35 (SETTINGS)           0.921     389     38,960   9.9e-6   934 s
     10,000  run 1: z 0.8, S 1.0 fixed          0.938     322     96,382   1.0e-6  1251 s
     10,000  run 2: z 0.85, adaptive from 1.0   0.943     503    150,503   1.0e-6  1437 s
-    10,000  run 3 (SETTINGS): as 2, larger     0.955     503    150,503   1.0e-6   887 s
-            steps (lr 0.2, momentum 0.8)
+    10,000  run 3: as 2, larger steps          0.955     503    150,503   1.0e-6   887 s
+            (lr 0.2, momentum 0.8)
     10,000  run 3, --seed 1                    0.955     503    151,927   1.0e-6  1029 s
+    10,000  run 4 (SETTINGS): as 3, quantile   0.952     503    150,503   1.0e-6   761 s
+            0.55
+    10,000  run 4, --seed 1                    0.957     503    151,927   1.0e-6   791 s
 
     non-DP FedAvg: K=100, 66 rounds 0.932; K=1,000, 389 rounds 0.948; K=10,000 (run 1's
     local training, no server momentum), 322 rounds 0.936; K=10,000 with run 3's local
@@ -95,12 +100,12 @@ plain FedAvg on the same clients for the same number of rounds)::
     (0.974 on the validation split). The paper: about 0.78, 0.92, 0.96; about 0.97
     non-private.
 
-K = 10,000 falls short of the paper's 0.96 (0.955). After run 3, every change was judged
-on the validation split only, by a rule fixed before its runs: a candidate replaces run 3
-only if its validation accuracy (seed 0, end of training; for the runs with
-``other_ema_accuracy``, any of the reported EMA decays) beats run 3's. Candidates, each
-a ``--set`` on top of run 3 (validation accuracy; run 3: 0.9478, its EMA-0.9 variant
-0.9480; "stopped": ended early once clearly behind run 3 at the same round)::
+K = 10,000: after run 3, every change was judged on the validation split only, by a rule
+fixed before its runs: a candidate replaces the leader only if its validation accuracy
+(seed 0, end of training; for the runs with ``other_ema_accuracy``, any of the reported
+EMA decays) beats the leader's. Candidates, each a ``--set`` on top of run 3 (validation
+accuracy; run 3: 0.9478, its EMA-0.9 variant 0.9480; "stopped": ended early once clearly
+behind at the same round)::
 
     z=0.9 (702 rounds)                   0.9473   (test, unused: 0.9563)
     quantile=0.8                         0.719    (the bound grew to ~2, the noise with it)
@@ -116,21 +121,33 @@ a ``--set`` on top of run 3 (validation accuracy; run 3: 0.9478, its EMA-0.9 var
     momentum=0.9, server_lr=0.5          0.9432
     layer_clip=equal                     0.9432   (EMA 0.9: 0.9436)
     layer_clip=top (0.8, 0.5, 0.33)      0.9460   (ahead of run 3 until round ~400)
+    quantile=0.7, server_lr=0.6          0.9431   (EMA 0.99: 0.9462; the bound stays ~0.75)
+    quantile=0.6, z=0.9                  stopped: 0.9383 at round 625
+    z=1.0 (1,130 rounds)                 0.9491   (EMA 0.9: 0.9493)
+    quantile=0.55                        0.9500   (run 4: adopted)
+    quantile=0.575                       0.9483   (EMA 0.98: 0.9491)
+    quantile=0.55, z=0.9 (702 rounds)    0.9490
+    quantile=0.55, z=1.0 (1,130 rounds)  stopped: 0.9464 at round 900 (z=1.0: 0.9477)
 
-None beats run 3, so ``SETTINGS`` is unchanged. Three diagnostics (not candidates) say
-why. With a quarter of the noise (``--set z=0.2 --set epsilon=10000 --set delta=0.5
---max-rounds 503``) the validation accuracy is 0.9474, the same as run 3's; run 3's
-model classifies its own clients' images only 0.9555 correctly; and the same training
-without clipping or noise reaches 0.974 (above). So what costs the 2.7 points is the
-clipping, not the noise: late in training most clients' 5-6 images are already right
-and their updates tiny, the median bound falls to about 0.05, and the few clients with
-misclassified images, whose updates carry the signal, are cut to it. Raising the bound
-(quantile 0.6: about 3 times larger late) raises the noise with it and gains nothing;
-quantile 0.8 lets noise and bound feed each other; giving the small layers their own
-shares of the bound does not help either. Around run 3, larger and smaller steps, more
-and less local work and heavier momentum all do worse. On another seed (``--seed 1``,
-not used for any choice) run 3 reaches 0.9552 on the test images (151,927 transfers;
-0.9584 on its clients' own images), as on seed 0.
+Only quantile 0.55 beats run 3, so it is run 4 (``SETTINGS``); its two test runs
+(seeds 0 and 1) were made after the choice and are reported as they came: 0.9521 and
+0.9566 (0.9607 and 0.9615 on the clients' own images), against run 3's 0.9549 and
+0.9552. Their mean, 0.9544, is run 3's (0.9551): the 0.2-point validation gain is
+within the spread between seeds, and no setting tried reaches the paper's 0.96. Three
+diagnostics (not candidates) show what limits this setting. With a quarter of the noise
+(``--set z=0.2 --set epsilon=10000 --set delta=0.5 --max-rounds 503``) run 3's
+validation accuracy is 0.9474, the same; run 3's model classifies its own clients'
+images only 0.9555 correctly; and the same training without clipping or noise reaches
+0.974 (above). So what costs the points is the clipping, not the noise: late in
+training the update norms are bimodal - most clients' 5-6 images are already right and
+their updates tiny, while the ~30-40 % holding a misclassified image send updates of
+norm near 1 (the 0.7 quantile of the norms stays ~0.75 while the median falls to about
+0.05) - and the median bound cuts the informative updates to the size of the
+uninformative ones. Raising the target quantile trades that bias for noise
+proportional to the bound: 0.55 gains a little, 0.575 and 0.6 less, 0.7 and 0.8 lose
+(bound and noise feed each other), and buying more rounds with a larger ``z`` does not
+change the balance. Around run 3, larger and smaller steps, more and less local work,
+heavier momentum, per-layer bounds and local augmentation all do worse.
 
 Non-private baseline (``--baseline-rounds``, 0 to skip): FedAvg on the same clients, the
 same Poisson sampling, no clipping and no noise, the mean of the sampled clients' updates
@@ -203,8 +220,8 @@ SETTINGS = {
               momentum=0.0, max_rounds=1000),
     1000: dict(_COMMON, m=100, delta=1e-5, z=1.5, clip=0.35, epochs=1, batch=10, lr=0.05,
                momentum=0.0, max_rounds=1000),
-    10000: dict(_COMMON, m=300, delta=1e-6, z=0.85, clip=1.0, adaptive=True, epochs=3,
-                batch=6, lr=0.2, momentum=0.8, max_rounds=2000),
+    10000: dict(_COMMON, m=300, delta=1e-6, z=0.85, clip=1.0, adaptive=True, quantile=0.55,
+                epochs=3, batch=6, lr=0.2, momentum=0.8, max_rounds=2000),
 }
 DEFAULT_SETTINGS = (1000, 10000)
 
@@ -590,8 +607,8 @@ def _parser():
     p.add_argument("--quick", action="store_true",
                    help="a tiny federation on a slice of MNIST, a few rounds (seconds)")
     p.add_argument("--adaptive-clip", action="store_true",
-                   help="AdaptiveClip (median target) from the public initial bound, in "
-                        "every setting (default: as SETTINGS says)")
+                   help="AdaptiveClip (the setting's target quantile) from the public "
+                        "initial bound, in every setting (default: as SETTINGS says)")
     p.add_argument("--validation", action="store_true",
                    help="hold out 10,000 training images as validation data and report "
                         "accuracy on them (for tuning; the test images are not read)")
@@ -653,7 +670,7 @@ def main(argv=None):
           f"numpy {np.__version__}, {os.cpu_count()} cores); data {args.data}; "
           f"{X_train.shape[0]} training images, accuracy on {X_test.shape[0]} {eval_name} "
           f"images; MLP {'-'.join(map(str, layers))}; "
-          f"clip {'adaptive (median)' if args.adaptive_clip else 'per setting'}; "
+          f"clip {'adaptive' if args.adaptive_clip else 'per setting'}; "
           f"seed {args.seed}",
           flush=True)
     t_start = time.perf_counter()
