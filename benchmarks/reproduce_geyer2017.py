@@ -438,9 +438,13 @@ def make_clients(model, X, y, K, cfg, seed):
             for idx, s in zip(parts, streams)]
 
 
-def run_dp(model, clients, X_eval, y_eval, cfg, *, adaptive=False, seed=0, eval_every=10,
-           verbose=True):
-    """One DP-FedAvg run; returns a dict of results (accuracy on ``X_eval``)."""
+def run_dp(model, clients, X_eval, y_eval, cfg, *, total_rounds, adaptive=False, seed=0,
+           eval_every=10, verbose=True):
+    """One DP-FedAvg run; returns a dict of results (accuracy on ``X_eval``).
+
+    ``total_rounds`` is :func:`rounds_allowed` for ``cfg`` (the length of the server
+    schedule).
+    """
     K = len(clients)
     q = cfg["m"] / K
     adaptive = adaptive or cfg["adaptive"]
@@ -449,8 +453,7 @@ def run_dp(model, clients, X_eval, y_eval, cfg, *, adaptive=False, seed=0, eval_
     clip = (AdaptiveClip(cfg["clip"], target_quantile=cfg["quantile"],
                          bit_noise_multiplier=max(cfg["m"] / 20.0, cfg["z"])) if adaptive
             else FixedClip(cfg["clip"]))
-    step_scale = server_step_scale(cfg["schedule"],
-                                   rounds_allowed(q, cfg["z"], cfg["epsilon"], cfg["delta"]))
+    step_scale = server_step_scale(cfg["schedule"], total_rounds)
     agg = MomentumAggregator(K, q, cfg["z"], clip, cfg["epsilon"], cfg["delta"],
                              momentum=cfg["momentum"], step_scale=step_scale,
                              random_state=np.random.SeedSequence([seed, 17]))
@@ -458,17 +461,16 @@ def run_dp(model, clients, X_eval, y_eval, cfg, *, adaptive=False, seed=0, eval_
     t0 = time.perf_counter()
     init = model.init_vector()
     beta = cfg["ema"]
-    state = {"ema": init.copy()}
-    others = {b: init.copy() for b in EMA_ALTERNATIVES if b != beta}
+    # EMAs of the released iterates, the released decay and the reported others (decay 0
+    # is the last iterate): post-processing, no privacy cost
+    emas = {b: init.copy() for b in {beta, *EMA_ALTERNATIVES}}
 
     def callback(r, vector, aggregator, n_sampled):
-        # EMA of the released iterates: post-processing, no privacy cost
-        state["ema"] = beta * state["ema"] + (1.0 - beta) * vector if beta else vector
-        for b, avg in others.items():
+        for b, avg in emas.items():
             avg *= b
             avg += (1.0 - b) * vector
         if (r + 1) % eval_every == 0:
-            acc = model.accuracy(state["ema"], X_eval, y_eval)
+            acc = model.accuracy(emas[beta], X_eval, y_eval)
             last = model.accuracy(vector, X_eval, y_eval) if beta else acc
             delta = aggregator.accountant.get_delta(cfg["epsilon"])
             curve.append({"round": r + 1, "accuracy": acc, "last_iterate": last,
@@ -481,11 +483,11 @@ def run_dp(model, clients, X_eval, y_eval, cfg, *, adaptive=False, seed=0, eval_
 
     vector, history = run_federated(init, clients, agg, cfg["max_rounds"],
                                     server_learning_rate=cfg["server_lr"], callback=callback)
-    released = state["ema"] if history else vector
+    released = emas[beta] if history else vector
     accuracy = model.accuracy(released, X_eval, y_eval)
     last_iterate = model.accuracy(vector, X_eval, y_eval)
     other_ema = {b: model.accuracy(avg, X_eval, y_eval) if history else accuracy
-                 for b, avg in others.items()}
+                 for b, avg in emas.items() if b != beta}
     # on the union of the clients' data: shows how much of the gap is generalisation
     train_accuracy = model.accuracy(released, np.concatenate([c.X for c in clients]),
                                     np.concatenate([c.y for c in clients]))
@@ -686,8 +688,9 @@ def main(argv=None):
               flush=True)
         model = NumpyMLP(layers, random_state=np.random.SeedSequence([args.seed, 23]))
         clients = make_clients(model, X_train, y_train, K, cfg, args.seed)
-        row = run_dp(model, clients, X_test, y_test, cfg, adaptive=args.adaptive_clip,
-                     seed=args.seed, eval_every=args.eval_every, verbose=not args.quiet)
+        row = run_dp(model, clients, X_test, y_test, cfg, total_rounds=allowed,
+                     adaptive=args.adaptive_clip, seed=args.seed,
+                     eval_every=args.eval_every, verbose=not args.quiet)
         row.update(K=K, config=cfg, rounds_allowed=allowed, paper=PAPER_ACCURACY.get(K),
                    eval=eval_name)
         print(f"  DP: {eval_name} accuracy {row['accuracy']:.4f} after {row['rounds']} "
