@@ -26,7 +26,7 @@ from dptrees._binning import Binner
 from dptrees.accounting import RDPAccountant
 from dptrees.boosting._trees import draw_random_structure, heap_children
 from dptrees.boosting._losses import BinaryLogistic
-from dptrees.federated import DPAggregator, FixedClip, _protocol
+from dptrees.federated import AdaptiveClip, DPAggregator, FixedClip, _protocol
 from dptrees.federated import _boosting as fb
 from dptrees.federated._boosting import (
     DPFederatedGradientBoostingClassifier,
@@ -161,6 +161,21 @@ def test_expected_clients_and_adaptive_clip():
         est = classifier(sampling_probability=None, expected_clients=50,
                          n_estimators=2).fit(X, y, clients)
     assert est.privacy_leaks_
+
+
+def test_adaptive_clip_instance_is_copied_whole():
+    """A user's AdaptiveClip keeps every setting (floor included) and is not moved."""
+    X, y, clients = federation(n_clients=200)
+    # a low target quantile pulls the bound down (to ~0.46 here without the floor)
+    user_clip = AdaptiveClip(0.8, target_quantile=0.05, learning_rate=0.5,
+                             bit_noise_multiplier=4.0, floor=0.6)
+    est = classifier(sampling_probability=0.25, n_clients=200, clip_norm=user_clip,
+                     n_estimators=10).fit(X, y, clients)
+    assert user_clip.clip_norm == 0.8  # the estimator moved its own copy
+    assert est.clip_norm_ == 0.6  # the floor held
+    fresh = est._make_clip()
+    assert fresh is not user_clip
+    assert vars(fresh) == vars(user_clip)
 
 
 # ======================================================================================

@@ -585,3 +585,23 @@ def test_mismatched_contributions_raise():
     assert agg.rounds == 0 and np.array_equal(agg.accountant.rdp, rdp)
     with pytest.raises(ValueError, match="clients"):
         run_federated(np.zeros(2), [ConstantClient([0.0, 0.0])] * 3, agg, 1)
+
+
+def test_adaptive_clip_floor_holds_the_bound():
+    """The public floor stops the bound from sinking (post-processing of the count)."""
+    clip = AdaptiveClip(1.0, target_quantile=0.5, learning_rate=0.5, floor=0.3)
+    for _ in range(20):
+        clip.after_round(noisy_within=100.0, expected_clients=100.0)  # all within: shrink
+    assert clip.clip_norm == 0.3
+    clip.after_round(noisy_within=0.0, expected_clients=100.0)  # none within: grow
+    assert clip.clip_norm == pytest.approx(0.3 * math.exp(0.25))
+    free = AdaptiveClip(1.0, target_quantile=0.5, learning_rate=0.5)
+    for _ in range(20):
+        free.after_round(noisy_within=100.0, expected_clients=100.0)
+    assert free.clip_norm == pytest.approx(math.exp(-5.0))
+
+
+@pytest.mark.parametrize("floor", [-0.1, 1.5, float("nan"), float("inf")])
+def test_adaptive_clip_rejects_bad_floor(floor):
+    with pytest.raises(ValueError, match="floor"):
+        AdaptiveClip(1.0, floor=floor)

@@ -40,10 +40,19 @@ def test_init_is_seeded():
     W1 = NumpyMLP((400, 300, 10), random_state=0).unpack(
         NumpyMLP((400, 300, 10), random_state=0).init_vector())[0][0]
     assert abs(W1.std() - np.sqrt(2 / 400)) < 0.05 * np.sqrt(2 / 400)  # He
+    tanh = NumpyMLP((400, 300, 10), random_state=0, activation="tanh")
+    W1 = tanh.unpack(tanh.init_vector())[0][0]
+    assert abs(W1.std() - np.sqrt(2 / 700)) < 0.05 * np.sqrt(2 / 700)  # Glorot
 
 
-def test_gradient_matches_finite_differences():
-    model = NumpyMLP((5, 4, 3, 3), random_state=0)
+def test_unknown_activation_is_rejected():
+    with pytest.raises(ValueError, match="activation"):
+        NumpyMLP((4, 3, 2), activation="sigmoid")
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_gradient_matches_finite_differences(activation):
+    model = NumpyMLP((5, 4, 3, 3), random_state=0, activation=activation)
     rng = np.random.default_rng(1)
     v = model.init_vector() + 0.1 * rng.standard_normal(model.n_params)
     X = rng.random((7, 5))
@@ -69,8 +78,10 @@ def test_probabilities_and_loss_at_uniform():
     assert loss == pytest.approx(np.log(4))
 
 
-def test_full_batch_sgd_step_is_a_gradient_step():
-    model = NumpyMLP((4, 6, 3), random_state=0, compute_dtype=np.float64)
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_full_batch_sgd_step_is_a_gradient_step(activation):
+    model = NumpyMLP((4, 6, 3), random_state=0, compute_dtype=np.float64,
+                     activation=activation)
     X, y = _toy(n=12, p=4)
     v = model.init_vector()
     _, grad = model.loss_and_gradient(v, X, y)

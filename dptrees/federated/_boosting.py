@@ -49,6 +49,7 @@ client-level steps, so group privacy gives about ``(2 epsilon, 2 e^epsilon delta
 for record-level add/remove neighbours (a client of one record is the add/remove case).
 """
 
+import copy
 import math
 import numbers
 
@@ -255,9 +256,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
 
     def _make_clip(self):
         if isinstance(self.clip_norm, AdaptiveClip):
-            c = self.clip_norm  # a fresh copy: the bound moves during the fit
-            return AdaptiveClip(c.clip_norm, c.target_quantile, c.learning_rate,
-                                c.bit_noise_multiplier)
+            return copy.copy(self.clip_norm)  # a fresh copy: the bound moves during the fit
         if self.clip_norm == "adaptive":
             return AdaptiveClip(1.0)
         return FixedClip(float(self.clip_norm))

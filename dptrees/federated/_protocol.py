@@ -127,14 +127,21 @@ class AdaptiveClip:
         ``expected_clients / 20`` (Andrew et al.'s recommendation), set when an aggregator
         takes the clip (an ``AdaptiveClip`` belongs to one aggregator: it is updated in
         place every round).
+    floor : float, default=0.0
+        Public lower limit of the bound: ``S <- max(floor, S exp(...))``. Useful when
+        the norms are bimodal (most updates tiny, a minority large and informative) and
+        the quantile would sink into the tiny ones. A public constant applied to the
+        noisy count's result: post-processing, no privacy cost.
     """
 
     adaptive = True
 
     def __init__(self, initial, target_quantile=0.5, learning_rate=0.2,
-                 bit_noise_multiplier=None):
+                 bit_noise_multiplier=None, floor=0.0):
         if not (math.isfinite(initial) and initial > 0):
             raise ValueError(f"initial must be a finite number > 0, got {initial!r}")
+        if not (math.isfinite(floor) and 0 <= floor <= initial):
+            raise ValueError(f"floor must be a finite number in [0, initial], got {floor!r}")
         if not 0 < target_quantile < 1:
             raise ValueError(f"target_quantile must be in (0, 1), got {target_quantile!r}")
         if not (math.isfinite(learning_rate) and learning_rate > 0):
@@ -150,6 +157,7 @@ class AdaptiveClip:
         self.target_quantile = float(target_quantile)
         self.learning_rate = float(learning_rate)
         self.bit_noise_multiplier = bit_noise_multiplier
+        self.floor = float(floor)
 
     def update_noise_multiplier(self, noise_multiplier):
         """The update's own noise multiplier, so that update and bits together have
@@ -165,7 +173,8 @@ class AdaptiveClip:
 
     def after_round(self, noisy_within, expected_clients):
         fraction = min(1.0, max(0.0, noisy_within / expected_clients))  # post-processing
-        self.clip_norm *= math.exp(-self.learning_rate * (fraction - self.target_quantile))
+        self.clip_norm = max(self.floor, self.clip_norm * math.exp(
+            -self.learning_rate * (fraction - self.target_quantile)))
 
 
 class DPAggregator:
