@@ -128,10 +128,11 @@ class AdaptiveClip:
         takes the clip (an ``AdaptiveClip`` belongs to one aggregator: it is updated in
         place every round).
     floor : float, default=0.0
-        Public lower limit of the bound: ``S <- max(floor, S exp(...))``. Useful when
-        the norms are bimodal (most updates tiny, a minority large and informative) and
-        the quantile would sink into the tiny ones. A public constant applied to the
-        noisy count's result: post-processing, no privacy cost.
+        Public lower limit of the bound, in ``[0, initial]``: ``S <- max(floor,
+        S exp(...))``. Useful when the norms are bimodal (most updates tiny, a minority
+        large and informative) and the quantile would sink into the tiny ones. A public
+        constant applied to the noisy count's result: post-processing, no privacy cost;
+        the sensitivity of every release is still the bound ``S`` of its round.
     """
 
     adaptive = True
