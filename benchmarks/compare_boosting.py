@@ -44,7 +44,8 @@ Columns:
   ExtraTrees (DiffPETs' rule of ``reproduce_diffpets.py``: 10 trees, depth ``k // 2 = 4``,
   ``max_features="sqrt"``; same ``n_bins`` / ``min_samples_*`` as the seed's) with
   ``partition=False`` and ``True``; fixed settings, nothing selected; plus the seed's DP
-  mean baseline (``reproduce_hoang2020.dp_mean``).
+  mean baseline (``reproduce_hoang2020.dp_mean``) and ``DPExplainableBoostingRegressor``
+  (cyclic single-feature boosting with individual accounting) with its defaults.
 
 Selection is non-private: it reads the training rows without noise, so the *selected*
 pipeline as a whole is not eps-DP (each final fit is, given its hyper-parameters);
@@ -88,7 +89,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import KFold
 
 import dptrees
-from dptrees import BudgetAccountant, DPExtraTreesRegressor
+from dptrees import BudgetAccountant, DPExplainableBoostingRegressor, DPExtraTreesRegressor
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 
 HERE = Path(__file__).resolve().parent
@@ -131,6 +132,7 @@ CAL_DP_MODELS = {
     "DP forest (seed)": ("forest", dict(hoang.PAPER_DP_MODELS["DPMean_Forest"][1])),
     "DP ExtraTrees": ("extra", dict(n_estimators=10, max_depth=4, partition=False)),
     "DP ExtraTrees partition": ("extra", dict(n_estimators=10, max_depth=4, partition=True)),
+    "DP EBM defaults": ("ebm", {}),
 }
 CAL_COLUMNS = ("HGB", "DP mean") + GB_COLUMNS + tuple(CAL_DP_MODELS)
 ADULT_COLUMNS = ("HGB",) + GB_COLUMNS + tuple(adult.MODELS)
@@ -183,6 +185,10 @@ def make_gb_regressor(config, epsilon, rng):
 def make_cal_dp_model(column, epsilon, rng):
     """One of :data:`CAL_DP_MODELS` (the seed's settings; see the module docstring)."""
     kind, params = CAL_DP_MODELS[column]
+    if kind == "ebm":
+        return DPExplainableBoostingRegressor(epsilon=epsilon, delta=DELTA, bounds=hoang.BOUNDS,
+                                              y_bounds=hoang.Y_BOUNDS,
+                                              accountant=BudgetAccountant(), random_state=rng)
     if kind in ("tree", "forest"):
         return hoang.make_dp_model(kind, epsilon, rng, n_jobs=1, **params)
     params = dict(params)

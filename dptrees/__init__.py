@@ -17,6 +17,8 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 from dptrees.accounting import BudgetAccountant
 from dptrees.boosting import (
     DPAdaBoostClassifier,
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
@@ -37,6 +39,8 @@ __all__ = [
     "DPAdaBoostClassifier",
     "DPDecisionTreeClassifier",
     "DPDecisionTreeRegressor",
+    "DPExplainableBoostingClassifier",
+    "DPExplainableBoostingRegressor",
     "DPExtraTreesClassifier",
     "DPExtraTreesRegressor",
     "DPGradientBoostingClassifier",

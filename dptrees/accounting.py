@@ -68,6 +68,7 @@ import numpy as np
 from dptrees.exceptions import BudgetExceededError, DetachedAccountantError
 
 __all__ = [
+    "INTEGER_ORDERS",
     "AccountantMixin",
     "BudgetAccountant",
     "PLDAccountant",
@@ -90,6 +91,11 @@ _RELATIVE_TOLERANCE = 1e-12
 # --------------------------------------------------------------------------------------
 # Validation helpers
 # --------------------------------------------------------------------------------------
+
+
+#: Integer Renyi orders, at which the Poisson-subsampled *discrete* Gaussian's accounting
+#: (:meth:`RDPAccountant.compose_subsampled_discrete_gaussian`) is proved.
+INTEGER_ORDERS = tuple(range(2, 257))
 
 
 def _as_real(value, name):

@@ -531,8 +531,8 @@ def record_releases(monkeypatch):
     calls = []
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0):
-        out = real(self, values, sensitivity, budget, rng, l2_factor)
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
+        out = real(self, values, sensitivity, budget, rng, l2_factor, compose=compose)
         calls.append(dict(values=np.array(values, dtype=float, copy=True),
                           sensitivity=sensitivity, budget=budget, l2_factor=l2_factor,
                           noise=self.noise, out=np.array(out, dtype=float, copy=True)))
@@ -764,7 +764,7 @@ def test_audit_private_split_histogram_release_gaussian(record_audit, monkeypatc
 def ignore_feature_factor(monkeypatch):
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0):
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
         return real(self, values, sensitivity, budget, rng)  # forgets l2_factor
 
     monkeypatch.setattr(_gradient._NoisePlan, "release", release)

@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks for the six DP estimators.
+"""scikit-learn's estimator checks for the DP estimators.
 
 The checks feed arbitrary data, so the estimators are built WITHOUT public ``bounds``,
 ``y_bounds`` or ``classes``: they read them from the data and issue a
@@ -33,6 +33,8 @@ from dptrees import (
     BudgetAccountant,
     DPDecisionTreeClassifier,
     DPDecisionTreeRegressor,
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
     DPPartitionForestClassifier,
@@ -56,6 +58,8 @@ ESTIMATORS = [
     _build(DPPartitionForestClassifier),
     _build(DPExtraTreesRegressor),
     _build(DPExtraTreesClassifier),
+    _build(DPExplainableBoostingRegressor),
+    _build(DPExplainableBoostingClassifier),
 ]
 
 _PARTITION_TRAIN = (
@@ -88,6 +92,8 @@ EXPECTED_FAILURES = {
     "DPPartitionForestClassifier": {},
     "DPExtraTreesRegressor": {"check_regressors_train": _EXTRA_TRAIN},
     "DPExtraTreesClassifier": {},
+    "DPExplainableBoostingRegressor": {},
+    "DPExplainableBoostingClassifier": {},
 }
 
 

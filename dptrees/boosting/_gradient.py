@@ -30,6 +30,16 @@ a function of the public parameters only), optionally clipped to ``leaf_clip``, 
 ``learning_rate / batch_size``, are post-processing. The shrinkage is what makes a model
 with too little budget fall back to its (noisy) initial score instead of following noise.
 
+With ``subsample=q`` (``split="random"`` only) each tree reads a Poisson sample of the
+records, each record independently with probability ``q`` (:func:`poisson_sample`, from a
+generator that reads no data); rows outside the sample get the tree's values by routing,
+which reads no statistics. A tree's ``G`` and ``H`` releases are drawn on one sample, so
+together they are one Gaussian mechanism of multiplier ``1 / sqrt(2 budget)`` (their
+integer-order Renyi moments multiply), accounted as a Poisson-subsampled discrete Gaussian
+(:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`); the
+multiplier is the smallest that fits ``(epsilon, delta)`` with the initial score
+(:func:`subsampled_gaussian_budget`).
+
 With ``noise="gaussian"`` every release gets exact discrete Gaussian noise on a grid
 (:func:`dptrees.mechanisms.gaussian_mechanism`, ``rho``-zCDP); the total zCDP budget is
 the largest ``rho`` that an :class:`~dptrees.accounting.RDPAccountant` converts to at most
@@ -41,10 +51,12 @@ conversion at ``delta``. With ``noise="laplace"`` every release is exact discret
 ``accountant`` before the first release.
 """
 
+import functools
 import math
 import numbers
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -54,7 +66,13 @@ from dptrees._core import _fixedpoint, _histogram
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
-from dptrees.accounting import AccountantMixin, PLDAccountant, RDPAccountant, zcdp_budget
+from dptrees.accounting import (
+    INTEGER_ORDERS,
+    AccountantMixin,
+    PLDAccountant,
+    RDPAccountant,
+    zcdp_budget,
+)
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
@@ -103,6 +121,39 @@ def _check_fraction(value, name):
     return float(value)
 
 
+@functools.lru_cache(maxsize=256)
+def subsampled_gaussian_budget(epsilon, delta, sampling_probability, n_releases, init_rho,
+                               unamplified_rho):
+    """``1 / (2 z**2)`` for the smallest multiplier ``z`` (to 0.1 %, by bisection) such that
+    an ``init_rho``-zCDP release followed by ``n_releases`` Poisson-subsampled discrete
+    Gaussian releases of multiplier ``z`` is ``(epsilon, delta)``-DP by the accountant's
+    own conversion (:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`
+    at :data:`~dptrees.accounting.INTEGER_ORDERS`). A function of public values only;
+    cached, since the search composes the accountant a few dozen times.
+    ``unamplified_rho`` is the budget the releases would share without amplification
+    (their multiplier is then a safe upper end of the search).
+    """
+    def fits(z):
+        acc = RDPAccountant(INTEGER_ORDERS).compose_zcdp(init_rho)
+        acc.compose_subsampled_discrete_gaussian(sampling_probability, z, count=n_releases)
+        return acc.get_epsilon(delta) <= epsilon
+
+    high = math.sqrt(n_releases / (2.0 * unamplified_rho))
+    low = high * sampling_probability / 2
+    if fits(low):
+        raise ValueError("the sampling probability is too small for the exact samplers")
+    while high / low > 1.001:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return 1.0 / (2.0 * high * high)
+
+
+def poisson_sample(n, probability, rng):
+    """Indices of a Poisson sample of ``range(n)``: each independently w.p. ``probability``
+    (the sampling the subsampled accounting assumes), drawn from ``rng`` alone."""
+    return np.flatnonzero(rng.random(n) < probability)
+
+
 class _NoisePlan:
     """The noise of every kind of release, fixed before the first one.
 
@@ -111,11 +162,14 @@ class _NoisePlan:
     and the rest to ``H``. :meth:`release` adds the noise and records the release.
     """
 
-    def __init__(self, noise, epsilon, delta, accounting="rdp"):
+    def __init__(self, noise, epsilon, delta, accounting="rdp", subsample=None):
         self.noise = noise
+        self.epsilon = epsilon
         self.delta = delta
+        self.subsample = subsample
         gaussian = noise == "gaussian"
-        self.rdp = RDPAccountant() if gaussian and accounting == "rdp" else None
+        orders = INTEGER_ORDERS if subsample is not None else None
+        self.rdp = RDPAccountant(orders) if gaussian and accounting == "rdp" else None
         self.pld = PLDAccountant() if gaussian and accounting == "pld" else None
         # Shares of the total are floats: a hair below it keeps their sum below it too.
         if not gaussian:
@@ -128,15 +182,31 @@ class _NoisePlan:
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0):
+    def subsampled_budget(self, init_budget, n_releases):
+        """The per-release budget ``1 / (2 z**2)`` of ``n_releases`` Poisson-subsampled
+        (rate ``subsample``) discrete Gaussian releases that fit, after the start, in
+        ``(epsilon, delta)`` (:func:`subsampled_gaussian_budget`)."""
+        return subsampled_gaussian_budget(self.epsilon, self.delta, self.subsample,
+                                          n_releases, init_budget,
+                                          self.total - init_budget)
+
+    def compose_subsampled(self, budget):
+        """Record one Poisson-subsampled release of total budget ``budget`` (its parts,
+        drawn on the same sample, are one Gaussian mechanism of multiplier
+        ``1 / sqrt(2 budget)``: their integer-order moments multiply)."""
+        self.rdp.compose_subsampled_discrete_gaussian(self.subsample,
+                                                      1.0 / math.sqrt(2.0 * budget))
+
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
         """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
-        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace)."""
+        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace).
+        ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
         self.n_releases += 1
         if self.noise == "gaussian":
             noise_multiplier = 1.0 / math.sqrt(2.0 * budget)
-            if self.pld is not None:
+            if compose and self.pld is not None:
                 self.pld.compose_discrete_gaussian(noise_multiplier)
-            else:
+            elif compose:
                 self.rdp.compose_zcdp(budget)
             return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
                                       noise_multiplier=noise_multiplier, random_state=rng)
@@ -187,6 +257,11 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         _check_fraction(self.split_fraction, "split_fraction")
         check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
         check_in(self.accounting, "accounting", ("rdp", "pld"))
+        if self.subsample is not None:
+            _check_fraction(self.subsample, "subsample")
+            if (self.split, self.noise, self.accounting) != ("random", "gaussian", "rdp"):
+                raise ValueError("subsample needs split='random', noise='gaussian' and "
+                                 "accounting='rdp'")
         return epsilon, (delta if self.noise == "gaussian" else 0.0)
 
     def _check_tree_params(self):
@@ -210,6 +285,33 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         leaks = [] if bounds.leak is None else [bounds.leak]
         binner = Binner(bounds.lower, bounds.upper, self.n_bins)
         return binner, binner.transform(X), leaks
+
+    def _fixed_point(self, loss):
+        """Public fixed-point scales and per-record sensitivities of ``(g, h)`` sums.
+
+        The scales depend on public values only (the row cap, not the row count): with
+        a scale read from n, one added record could re-round every other record's value
+        and move a sum by more than one record's bound. One record moves a fixed-point
+        sum by its rounded value, at most ``ceil(bound * scale) / scale``.
+        """
+        g_clip = float(self.gradient_clip)
+        h_clip = float(loss.hessian_bound)
+        g_scale = fixed_point_scale((-g_clip, g_clip), _MAX_ROWS)
+        h_scale = 1.0 if loss.constant_hessian else fixed_point_scale((0.0, h_clip), _MAX_ROWS)
+        return _FixedPoint(g_clip, h_clip, g_scale, h_scale,
+                           math.ceil(g_clip * g_scale) / g_scale,
+                           math.ceil(h_clip * h_scale) / h_scale)
+
+    @staticmethod
+    def _initial_score(plan, loss, init_values, n_init_cells, budget, rng):
+        """The DP starting score: noisy class counts, or a noisy sum and count (each
+        record moves one count, or the sum of targets in [0, 1], by at most 1)."""
+        if n_init_cells == 2 and isinstance(loss, SquaredError):
+            total, count = init_values
+            noisy_sum = plan.release(total, 1.0, budget / 2, rng)
+            noisy_count = plan.release(float(count), 1.0, budget / 2, rng)
+            return loss.init_score(noisy_sum, noisy_count)
+        return loss.init_score(plan.release(init_values, 1.0, budget, rng))
 
     # -- budget -------------------------------------------------------------------------
 
@@ -305,10 +407,15 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         seg = np.append(starts[leaves], stops[leaves[-1]])
         sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
         _histogram.segment_sums(ctx.rows, ctx.stats, seg, sums)
+        subsampled = ctx.plan.subsample is not None
         g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
-                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise)
+                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise,
+                             compose=not subsampled)
         h = ctx.plan.release(sums[:, 1] / ctx.h_scale, ctx.h_sens,
-                             ctx.leaf_budget * _HESSIAN_SHARE, rng_noise)
+                             ctx.leaf_budget * _HESSIAN_SHARE, rng_noise,
+                             compose=not subsampled)
+        if subsampled:  # G and H of one sample: one subsampled Gaussian
+            ctx.plan.compose_subsampled(ctx.leaf_budget)
         values = -g / (np.maximum(h, 0.0) + ctx.leaf_regulariser)
         if self.leaf_clip is not None:
             values = np.clip(values, -self.leaf_clip, self.leaf_clip)
@@ -349,18 +456,12 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         n, n_features = codes.shape
         warn_weak_delta(delta, n)
         n_trees = self.n_estimators * loss.n_outputs
-        plan = _NoisePlan(self.noise, epsilon, delta, self.accounting)
+        plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         init_budget, leaf_budget, level_budget = self._tree_budgets(plan, n_trees)
-        g_clip = float(self.gradient_clip)
-        h_clip = float(loss.hessian_bound)
-        # The scales depend on public values only (the row cap, not the row count): with
-        # a scale read from n, one added record could re-round every other record's value
-        # and move a sum by more than one record's bound.
-        g_scale = fixed_point_scale((-g_clip, g_clip), _MAX_ROWS)
-        h_scale = 1.0 if loss.constant_hessian else fixed_point_scale((0.0, h_clip), _MAX_ROWS)
-        # one record moves a fixed-point sum by its rounded value: ceil(bound * scale)
-        g_sens = math.ceil(g_clip * g_scale) / g_scale
-        h_sens = math.ceil(h_clip * h_scale) / h_scale
+        if self.subsample is not None:
+            leaf_budget = plan.subsampled_budget(init_budget, n_trees)
+        fixed = self._fixed_point(loss)
+        g_clip, h_clip, g_scale, h_scale, g_sens, h_sens = fixed
         try:
             self._check_releases(plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
                                  n_features)
@@ -372,16 +473,10 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         accountant.check(epsilon, delta)
         rng = check_random_state(self.random_state)
         rng_init, rng_structure, rng_noise = rng.spawn(3)
+        rng_sample = rng.spawn(1)[0] if self.subsample is not None else None
         accountant.spend(epsilon, delta, label=type(self).__name__)
 
-        # The DP starting score.
-        if n_init_cells == 2 and isinstance(loss, SquaredError):
-            total, count = init_values
-            noisy_sum = plan.release(total, 1.0, init_budget / 2, rng_init)
-            noisy_count = plan.release(float(count), 1.0, init_budget / 2, rng_init)
-            init = loss.init_score(noisy_sum, noisy_count)
-        else:
-            init = loss.init_score(plan.release(init_values, 1.0, init_budget, rng_init))
+        init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
 
         ctx = _Context(
             codes_by_feature=np.ascontiguousarray(codes.T), n_features=n_features,
@@ -407,6 +502,9 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
                     pending = np.zeros((loss.n_outputs, n))  # this batch's updates
                 round_trees = []
                 for k in range(loss.n_outputs):
+                    if rng_sample is not None:  # Poisson sample: each row w.p. subsample
+                        ctx.all_rows = poisson_sample(n, self.subsample, rng_sample)
+                        ctx.rows = np.empty_like(ctx.all_rows)
                     g, h = loss.gradients(targets, state, k)
                     _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
                                                -g_clip, g_clip, g_scale, ctx.stats[0])
@@ -415,8 +513,14 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
                                                    0.0, h_clip, h_scale, ctx.stats[1])
                     feature, bin_threshold, seg, values = self._grow(ctx, rng_structure,
                                                                      rng_noise)
-                    _histogram.add_segment_values(ctx.rows, seg, values, step, pending[k])
-                    round_trees.append(full_tree(binner, feature, bin_threshold, values))
+                    tree = full_tree(binner, feature, bin_threshold, values)
+                    if rng_sample is None:
+                        _histogram.add_segment_values(ctx.rows, seg, values, step, pending[k])
+                    else:  # rows outside the sample are routed through the tree
+                        _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold,
+                                                   tree.left, tree.right, tree.value, step,
+                                                   pending[k])
+                    round_trees.append(tree)
                 trees.append(round_trees)
                 if round_ % self.batch_size == self.batch_size - 1 or \
                         round_ == self.n_estimators - 1:
@@ -433,16 +537,22 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         self._step = step
         self.init_score_ = init
         self.n_iter_ = len(trees)
+        self._store_fit(binner, leaks, plan)
+        self.n_releases_ = plan.n_releases
+        self.pld_accountant_ = plan.pld
+        return self
+
+    def _store_fit(self, binner, leaks, plan):
+        """The fitted attributes every boosting estimator shares: the binning, the
+        public inputs read from data, and the guarantee the plan's accountant gives."""
+        spent_epsilon, spent_delta = plan.spent()
         self.binner_ = binner
-        self.n_features_in_ = n_features
+        self.n_features_in_ = binner.lower.shape[0]
         self.bounds_ = (binner.lower.copy(), binner.upper.copy())
         self.privacy_leaks_ = list(leaks)
         self.epsilon_spent_ = float(spent_epsilon)
         self.delta_spent_ = float(spent_delta)
-        self.n_releases_ = plan.n_releases
         self.rdp_accountant_ = plan.rdp
-        self.pld_accountant_ = plan.pld
-        return self
 
     def _check_releases(self, plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
                         n_features):
@@ -457,6 +567,15 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
             plan.check(g_sens, level_budget * (1 - _HESSIAN_SHARE), cells, l2)
             plan.check(h_sens, level_budget * _HESSIAN_SHARE, cells, l2)
 
+class _FixedPoint(NamedTuple):
+    g_clip: float
+    h_clip: float
+    g_scale: float
+    h_scale: float
+    g_sens: float
+    h_sens: float
+
+
 class _Context:
     """Per-fit state the tree grower reads."""
 
@@ -465,6 +584,75 @@ class _Context:
     def __init__(self, **kwargs):
         self.__dict__.update(kwargs)
 
+
+class _SquaredErrorFit:
+    """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
+    and rescaled to [0, 1]; ``_fit`` does the boosting."""
+
+    def fit(self, X, y):
+        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        X = check_features(X)
+        y = check_targets_regression(y, X.shape[0])
+        binner, codes, leaks = self._bin(X)
+        y_bounds = check_y_bounds(self.y_bounds, y)
+        if y_bounds.leak is not None:
+            leaks.append(y_bounds.leak)
+        lower, upper = y_bounds.lower, y_bounds.upper
+        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+        # The starting sum, as an exact fixed-point integer over its own scale.
+        units, scale = fixed_point_sum(y01, bounds=(0.0, 1.0),
+                                       scale=fixed_point_scale((0.0, 1.0), _MAX_ROWS))
+        total = units / scale
+        self._fit(params, y01, SquaredError(), (total, y01.shape[0]), 2, leaks, binner, codes)
+        self.y_bounds_ = (lower, upper)
+        return self
+
+
+class _LogLossFit:
+    """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
+    ``_fit`` does the boosting."""
+
+    def fit(self, X, y):
+        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        X = check_features(X)
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(self.classes, y, n_samples=X.shape[0])
+        binner, codes, leaks = self._bin(X)
+        if encoding.leak is not None:
+            leaks.append(encoding.leak)
+        n_classes = len(encoding.classes)
+        labels = np.asarray(encoding.y, dtype=np.intp)
+        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        counts = np.bincount(labels, minlength=n_classes).astype(float)
+        targets = labels.astype(float) if n_classes == 2 else labels
+        self._fit(params, targets, loss, counts, n_classes, leaks, binner, codes)
+        self.classes_ = encoding.classes
+        self._loss = loss
+        return self
+
+
+# Shared with the cyclic-boosting estimators' docstrings.
+_START_AND_PUBLIC_INPUTS_DOC = """    init_fraction : float, default=0.01
+        Share of the budget spent on the DP initial score.
+    bounds : (lower, upper) or None
+        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
+    accountant : BudgetAccountant or None
+        Where the fit's ``(epsilon, delta)`` is spent; None uses the default accountant.
+    random_state : None, int, SeedSequence, BitGenerator or Generator
+"""
 
 _COMMON_PARAMS_DOC = """
     n_estimators : int, default=100
@@ -509,14 +697,13 @@ _COMMON_PARAMS_DOC = """
     batch_size : int, default=1
         Trees of a batch are fitted to the same gradients and their values averaged
         (batched updates).
-    init_fraction : float, default=0.01
-        Share of the budget spent on the DP initial score.
-    bounds : (lower, upper) or None
-        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
-    accountant : BudgetAccountant or None
-        Where the fit's ``(epsilon, delta)`` is spent; None uses the default accountant.
-    random_state : None, int, SeedSequence, BitGenerator or Generator
-    verbose : int, default=0
+    subsample : float in (0, 1) or None, default=None
+        Each tree reads a Poisson sample of the records (each independently with this
+        public probability), and the fit is accounted as Poisson-subsampled discrete
+        Gaussian releases (privacy amplification by subsampling): less noise per tree
+        for the same ``(epsilon, delta)``, and cheaper rounds. ``split="random"``,
+        ``noise="gaussian"`` and ``accounting="rdp"`` only.
+""" + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
         Print the privacy spent after every round.
     n_jobs : int, default=1
         Threads for the histograms of large nodes (``split`` other than "random").
@@ -543,7 +730,8 @@ _ATTRIBUTES_DOC = """
 """
 
 
-class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _BaseDPGradientBoosting):
+class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _SquaredErrorFit,
+                                  _BaseDPGradientBoosting):
     __doc__ = (
         """Differentially private gradient-boosted regression trees (squared error).
 
@@ -569,37 +757,12 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _BaseDP
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
-                 gradient_clip=0.3, leaf_clip=None, batch_size=1,
+                 gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=1):
         store_params(self, locals())
 
-    def fit(self, X, y):
-        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
-
-        Returns
-        -------
-        self
-        """
-        params = self._check_params()
-        X = check_features(X)
-        y = check_targets_regression(y, X.shape[0])
-        binner, codes, leaks = self._bin(X)
-        y_bounds = check_y_bounds(self.y_bounds, y)
-        if y_bounds.leak is not None:
-            leaks.append(y_bounds.leak)
-        lower, upper = y_bounds.lower, y_bounds.upper
-        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
-        # The starting sum, as an exact fixed-point integer over its own scale.
-        units, scale = fixed_point_sum(y01, bounds=(0.0, 1.0),
-                                       scale=fixed_point_scale((0.0, 1.0), _MAX_ROWS))
-        total = units / scale
-        self._fit(params, y01, SquaredError(), (total, y01.shape[0]), 2, leaks, binner, codes)
-        self.y_bounds_ = (lower, upper)
-        return self
-
-
-class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
+class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _LogLossFit,
                                    _BaseDPGradientBoosting):
     __doc__ = (
         """Differentially private gradient-boosted classification trees (log-loss).
@@ -627,32 +790,7 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
-                 gradient_clip=1.0, leaf_clip=None, batch_size=1,
+                 gradient_clip=1.0, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=1):
         store_params(self, locals())
-
-    def fit(self, X, y):
-        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
-
-        Returns
-        -------
-        self
-        """
-        params = self._check_params()
-        X = check_features(X)
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
-        encoding = check_classes(self.classes, y, n_samples=X.shape[0])
-        binner, codes, leaks = self._bin(X)
-        if encoding.leak is not None:
-            leaks.append(encoding.leak)
-        n_classes = len(encoding.classes)
-        labels = np.asarray(encoding.y, dtype=np.intp)
-        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-        counts = np.bincount(labels, minlength=n_classes).astype(float)
-        targets = labels.astype(float) if n_classes == 2 else labels
-        self._fit(params, targets, loss, counts, n_classes, leaks, binner, codes)
-        self.classes_ = encoding.classes
-        self._loss = loss
-        return self

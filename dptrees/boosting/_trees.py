@@ -140,7 +140,6 @@ class BoostedClassifierMixin(BoostedTreesMixin):
 
     def staged_predict_proba(self, X):
         """Class probabilities after each round, for learning curves."""
-        check_is_fitted(self, "estimators_")
         for raw in self._staged_raw(X):
             yield self._loss.proba(raw)
 

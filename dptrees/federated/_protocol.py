@@ -56,7 +56,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dptrees._random import check_random_state
-from dptrees.accounting import PLDAccountant, RDPAccountant, check_accountant
+from dptrees.accounting import INTEGER_ORDERS, PLDAccountant, RDPAccountant, check_accountant
 from dptrees._pld_accounting import check_pld_coupling
 from dptrees.mechanisms import gaussian_mechanism
 from dptrees.validation import (
@@ -69,8 +69,6 @@ from dptrees.validation import (
 __all__ = ["AdaptiveClip", "ClientContribution", "DPAggregator", "FixedClip", "clip_update",
            "INTEGER_ORDERS"]
 
-#: Renyi orders of the federated accountant (integers: see the module docstring).
-INTEGER_ORDERS = tuple(range(2, 257))
 #: Fixed-point grid of client updates: coordinates are multiples of 2**-FRAC_BITS.
 FRAC_BITS = 24
 

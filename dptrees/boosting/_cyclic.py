@@ -1,0 +1,361 @@
+"""Differentially private cyclic boosting of single-feature shape functions (DP-EBM style).
+
+The model is additive, ``raw(x) = intercept + sum_f score_f[bin_f(x)]``, as in DP-EBM
+(Nori, Caruana et al. 2021): cycles visit every feature in a (public, random) order and
+take one damped Newton step of that feature's shape function on the noisy per-bin sums
+of the gradients and Hessians; each cycle ends with a step of the intercept.
+
+Privacy model: add/remove-one neighbouring datasets; the feature ``bounds``, the target
+bounds ``y_bounds`` or the ``classes``, and every hyper-parameter are public. Releases:
+
+* **the initial score**, as in :mod:`dptrees.boosting._gradient` (noisy class counts, or a
+  noisy sum and count), with standard accounting: every record pays it;
+* **per feature and cycle**: the sums ``G[b]`` of the clipped gradients and ``H[b]`` of
+  the clipped Hessians over the bins ``b = 1 .. n_bins - 1`` of that feature, exact int64
+  fixed-point sums with discrete Gaussian noise (sensitivity ``S_G`` = one record's
+  clipped gradient rounded up to the grid, ``S_H`` = the loss's Hessian bound). **Bin 0,
+  the bin of the feature's public lower bound, is never released**: its score stays 0
+  (the intercept and the other features absorb it). A record in bin 0 moves no released
+  value, so it pays nothing for that release;
+* **per cycle, the intercept**: the sums of ``g`` and ``h`` over all records.
+
+**Individual accounting** (:mod:`dptrees._individual_filter`). Each record is charged,
+per release, its own zCDP cost ``((c + r) / (S + r))**2 rho_release``, where ``c`` is its
+actual clipped gradient (or Hessian) and ``rho_release`` the cost of a worst-case record:
+0 in bin 0, little if the model already fits it. Within each cycle every record has the
+same public budget, ``1 / n_cycles`` of the filtered total; a release that would take a
+record past it goes ahead without that record (it takes part again in the next cycle).
+By the Renyi filter of Feldman & Zrnic (2021, theorem 4.5) the whole fit is then
+``rho``-zCDP for every record, ``rho`` = the initial score's budget plus the filtered
+budget, and ``(epsilon, delta)``-DP by the conversion of
+:func:`~dptrees.accounting.zcdp_budget`, which chose ``rho``. Nothing about who was
+charged what is released or kept.
+
+The noise of a worst-case release is set so that the per-cycle budget pays for
+``max_active`` worst-case (G, H) releases per output: with one-hot or sparse data a record
+is outside bin 0 in only a few features, so this is much less noise than charging every
+record for every feature. Leaf values ``-learning_rate G / (max(H, 0) + reg_lambda +
+noise_reg sigma_G)`` are post-processing, shrunk towards 0 where the noise dominates.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from dptrees._core import _fixedpoint, _histogram
+from dptrees._individual_filter import IndividualFilter, individual_cost
+from dptrees._params import store_params
+from dptrees._random import check_random_state
+from dptrees.accounting import AccountantMixin
+from dptrees.boosting._gradient import (
+    _HESSIAN_SHARE,
+    _START_AND_PUBLIC_INPUTS_DOC,
+    _BaseDPGradientBoosting,
+    _check_fraction,
+    _LogLossFit,
+    _NoisePlan,
+    _SquaredErrorFit,
+)
+from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
+from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
+from dptrees.validation import (
+    check_delta,
+    check_epsilon,
+    check_features,
+    check_positive_int,
+    check_positive_number,
+    warn_weak_delta,
+)
+
+__all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor"]
+
+
+class _BaseDPExplainableBoosting(AccountantMixin, BaseEstimator):
+    """Fitting machinery shared by the DP cyclic-boosting estimators."""
+
+    # Data preparation, fixed point and the initial score are gradient boosting's.
+    _bin = _BaseDPGradientBoosting._bin
+    _fixed_point = _BaseDPGradientBoosting._fixed_point
+    _initial_score = staticmethod(_BaseDPGradientBoosting._initial_score)
+    _store_fit = _BaseDPGradientBoosting._store_fit
+
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        if not (isinstance(self.n_cycles, str) and self.n_cycles == "auto"):
+            check_positive_int(self.n_cycles, "n_cycles", maximum=10_000)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        check_positive_number(self.learning_rate, "learning_rate")
+        check_positive_number(self.reg_lambda, "reg_lambda")
+        check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
+        check_positive_number(self.gradient_clip, "gradient_clip")
+        if not (isinstance(self.max_active, str) and self.max_active == "auto"):
+            check_positive_int(self.max_active, "max_active", maximum=100_000)
+        _check_fraction(self.init_fraction, "init_fraction")
+        if not isinstance(self.verbose, numbers.Integral):
+            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
+        return epsilon, delta
+
+    def _n_cycles(self, epsilon):
+        """``"auto"``: ``round(5 sqrt(epsilon))`` in [2, 10], from the public epsilon (few
+        cycles of little noise when the budget is small). Chosen on a validation split of
+        Adult's training rows, never on test data."""
+        if isinstance(self.n_cycles, str):
+            return int(min(10, max(2, round(5 * math.sqrt(epsilon)))))
+        return int(self.n_cycles)
+
+    def _max_active(self, n_features):
+        """Worst-case releases (per output) a record's per-cycle budget pays for.
+
+        ``"auto"``: ``ceil(sqrt(n_features + 1))``, a function of the public number of
+        features (the intercept counts as one). Chosen on a validation split of Adult's
+        training rows (one-hot and ordinal encodings), never on test data.
+        """
+        if isinstance(self.max_active, str):
+            return math.ceil(math.sqrt(n_features + 1))
+        return int(self.max_active)
+
+    def _fit(self, params, targets, loss, init_values, n_init_cells, leaks, binner, codes):
+        epsilon, delta = params
+        accountant = self._resolve_accountant()
+        n, n_features = codes.shape
+        warn_weak_delta(delta, n)
+        n_out = loss.n_outputs
+        plan = _NoisePlan("gaussian", epsilon, delta)
+        init_budget = self.init_fraction * plan.total
+        filtered = plan.total - init_budget
+        n_cycles = self._n_cycles(epsilon)
+        cycle_budget = filtered / n_cycles
+        per_release = cycle_budget / (self._max_active(n_features) * n_out)
+        nm_g = 1.0 / math.sqrt(2.0 * per_release * (1 - _HESSIAN_SHARE))
+        nm_h = 1.0 / math.sqrt(2.0 * per_release * _HESSIAN_SHARE)
+        fixed = self._fixed_point(loss)
+        n_bins = self.n_bins
+        try:
+            plan.check(1.0, init_budget / 2, 256)
+            for n_values in (n_bins - 1, 1):
+                gaussian_grid(fixed.g_sens, nm_g, n_values)
+                gaussian_grid(fixed.h_sens, nm_h, n_values)
+        except ValueError as exc:
+            raise ValueError(
+                f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_cycles} cycles is "
+                f"out of the exact samplers' range: {exc}"
+            ) from exc
+        accountant.check(epsilon, delta)
+        rng_init, rng_order, rng_noise = check_random_state(self.random_state).spawn(3)
+        accountant.spend(epsilon, delta, label=type(self).__name__)
+
+        init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
+        codes_by_feature = np.ascontiguousarray(codes.T)
+        stats = np.empty((2, n), dtype=np.int64)
+        if loss.constant_hessian:
+            stats[1].fill(1)
+        hist = np.zeros((n_features, n_bins, 2), dtype=np.int64)
+        raw = np.tile(init, (n, 1))
+        scores = np.zeros((n_out, n_features, n_bins))
+        intercept = np.array(init, dtype=float)
+        # sigma of the noise on a gradient sum: the shrinkage's unit (public)
+        regulariser = self.reg_lambda + self.noise_reg * nm_g * fixed.g_sens
+        step = self.learning_rate
+        history = []
+        everyone = np.ones(n, dtype=bool)
+
+        def release(in_release, k, n_values, state):
+            """Admit this release's records, return (admitted rows, noisy G, noisy H)."""
+            g, h = loss.gradients(targets, state, k)
+            _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
+                                       -fixed.g_clip, fixed.g_clip, fixed.g_scale, stats[0])
+            if h is not None:
+                _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
+                                           0.0, fixed.h_clip, fixed.h_scale, stats[1])
+            cost = (individual_cost(np.abs(stats[0]) / fixed.g_scale, fixed.g_sens, nm_g,
+                                    n_values)
+                    + individual_cost(stats[1] / fixed.h_scale, fixed.h_sens, nm_h, n_values))
+            admitted = np.flatnonzero(cycle_filter.admit(np.where(in_release, cost, 0.0))
+                                      & in_release)
+            return admitted
+
+        def noisy(g_units, h_units, n_values):
+            g = gaussian_mechanism(g_units / fixed.g_scale, sensitivity=fixed.g_sens,
+                                   noise_multiplier=nm_g, random_state=rng_noise)
+            h = gaussian_mechanism(h_units / fixed.h_scale, sensitivity=fixed.h_sens,
+                                   noise_multiplier=nm_h, random_state=rng_noise)
+            return -step * g / (np.maximum(h, 0.0) + regulariser)
+
+        for cycle in range(n_cycles):
+            cycle_filter = IndividualFilter(n, cycle_budget)
+            for f in rng_order.permutation(n_features):
+                state = loss.round_state(raw)
+                in_release = codes_by_feature[f] != 0
+                for k in range(n_out):
+                    rows = release(in_release, k, n_bins - 1, state)
+                    hist[f] = 0
+                    _histogram.node_histogram(codes_by_feature, rows, stats, hist, f, f + 1)
+                    update = np.zeros(n_bins)
+                    update[1:] = noisy(hist[f, 1:, 0], hist[f, 1:, 1], n_bins - 1)
+                    scores[k, f] += update
+                    raw[:, k] += update[codes_by_feature[f]]
+            state = loss.round_state(raw)
+            for k in range(n_out):
+                rows = release(everyone, k, 1, state)
+                update = float(noisy(stats[0, rows].sum(), stats[1, rows].sum(), 1))
+                intercept[k] += update
+                raw[:, k] += update
+            history.append((intercept.copy(), scores.copy()))
+            if self.verbose:
+                print(f"[{type(self).__name__}] cycle {cycle + 1}/{n_cycles}", flush=True)
+
+        # The filter guarantees the filtered releases together are `filtered`-zCDP.
+        plan.rdp.compose_zcdp(filtered)
+        spent_epsilon, spent_delta = plan.spent()
+        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
+        self.intercept_ = intercept
+        self.term_scores_ = scores
+        self._history = history
+        self.n_iter_ = n_cycles
+        self._store_fit(binner, leaks, plan)
+        return self
+
+
+class _AdditivePrediction:
+    """Raw scores ``intercept_ + sum_f term_scores_[:, f, bin_f(x)]`` (post-processing of
+    the released values); before ``BoostedClassifierMixin`` / ``BoostedRegressorMixin``,
+    which turn them into predictions. Staged predictions are per cycle."""
+
+    def _codes(self, X):
+        check_is_fitted(self, "term_scores_")
+        X = check_features(X, n_features=self.n_features_in_, estimator=self)
+        return self.binner_.transform(X)
+
+    @staticmethod
+    def _additive(codes, intercept, scores):
+        raw = np.tile(intercept, (codes.shape[0], 1))
+        for f in range(codes.shape[1]):
+            raw += scores[:, f, codes[:, f]].T
+        return raw
+
+    def _raw(self, X):
+        return self._additive(self._codes(X), self.intercept_, self.term_scores_)
+
+    def _staged_raw(self, X):
+        codes = self._codes(X)
+        for intercept, scores in self._history:
+            yield self._additive(codes, intercept, scores)
+
+
+_PARAMS_DOC = """
+    n_cycles : "auto" or int, default="auto"
+        Cycles over all features (each: one step per feature, then the intercept).
+        "auto": ``round(5 sqrt(epsilon))`` in [2, 10]: fewer, less noisy steps when the
+        budget is small.
+    epsilon : float, default=1.0
+        Total privacy budget of the fit.
+    delta : float, default=1e-6
+        Target delta, in (0, 1).
+    learning_rate : float, default=LEARNING_RATE
+        Damping of every Newton step.
+    n_bins : int, default=32
+        Equal-width bins over the public bounds, in [2, 256]; bin 0 (at the lower bound)
+        is the baseline whose score is 0.
+    reg_lambda : float, default=REG_LAMBDA
+        L2 regularisation of the steps ``-G / (H + reg_lambda + noise_reg sigma_G)``, in
+        units of the Hessian sum (records, for squared error).
+    noise_reg : float, default=3.0
+        Further regularisation in units of ``sigma_G``, the standard deviation of the
+        noise on a gradient sum (public). Post-processing; 0 turns it off.
+    max_active : "auto" or int, default="auto"
+        How many worst-case releases (per output) each record's per-cycle budget pays
+        for; it sets the noise. A record outside bin 0 in more features than this, with
+        large gradients, sits out the rest of the cycle's releases (the guarantee holds
+        regardless). "auto": ``ceil(sqrt(n_features + 1))``.
+""" + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
+        Print a line after every cycle.
+"""
+
+_ATTRIBUTES_DOC = """
+    intercept_ : ndarray of shape (n_outputs,)
+        The released intercept (initial score plus its steps).
+    term_scores_ : ndarray of shape (n_outputs, n_features, n_bins)
+        Each feature's released shape function over its bins (bin 0 is 0).
+    n_iter_ : int
+        Number of cycles.
+    epsilon_spent_, delta_spent_ : float
+        The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
+        neighbours, every record (individual accounting included).
+    rdp_accountant_ : RDPAccountant
+        The initial score's release and the filter's zCDP total, composed.
+    privacy_leaks_ : list of str
+        Public inputs read from the data (empty when the fit is DP).
+"""
+
+
+class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, BoostedRegressorMixin,
+                                     _SquaredErrorFit, _BaseDPExplainableBoosting):
+    __doc__ = (
+        """Differentially private additive model by cyclic boosting (squared error).
+
+    Targets are clipped to the public ``y_bounds`` and rescaled to [0, 1]; gradients are
+    ``prediction - target`` clipped to ``gradient_clip``, Hessians are 1 (a bin's Hessian
+    sum is its record count). Each record pays for what it contributes (individual
+    accounting); see :mod:`dptrees.boosting._cyclic` for every release, its sensitivity
+    and the proof.
+
+    Parameters
+    ----------"""
+        + _PARAMS_DOC.replace("LEARNING_RATE", "1.0").replace("REG_LAMBDA", "100.0")
+        + """    gradient_clip : float, default=0.3
+        Public bound on one record's absolute gradient, in units of the target range.
+    y_bounds : (lower, upper) or None
+        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRIBUTES_DOC
+        + """    y_bounds_ : tuple
+    """
+    )
+
+    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=1.0, n_bins=32,
+                 reg_lambda=100.0, noise_reg=3.0, max_active="auto", gradient_clip=0.3,
+                 init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
+                 random_state=None, verbose=0):
+        store_params(self, locals())
+
+
+class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
+                                      BoostedClassifierMixin, _LogLossFit,
+                                      _BaseDPExplainableBoosting):
+    __doc__ = (
+        """Differentially private additive model by cyclic boosting (log-loss).
+
+    Binary: one shape function per feature on ``g = p - y`` (clipped to ``gradient_clip``)
+    and ``h = p (1 - p)``; multiclass: one per class and feature on the softmax
+    gradients, each a release of its own. Each record pays for what it contributes
+    (individual accounting); see :mod:`dptrees.boosting._cyclic` for every release, its
+    sensitivity and the proof.
+
+    Parameters
+    ----------"""
+        + _PARAMS_DOC.replace("LEARNING_RATE", "0.5").replace("REG_LAMBDA", "1.0")
+        + """    gradient_clip : float, default=1.0
+        Public bound on one record's absolute gradient.
+    classes : array-like or None
+        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
+
+    Attributes
+    ----------"""
+        + _ATTRIBUTES_DOC
+        + """    classes_ : ndarray
+    """
+    )
+
+    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=0.5, n_bins=32,
+                 reg_lambda=1.0, noise_reg=3.0, max_active="auto", gradient_clip=1.0,
+                 init_fraction=0.01, bounds=None, classes=None, accountant=None,
+                 random_state=None, verbose=0):
+        store_params(self, locals())
