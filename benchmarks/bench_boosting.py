@@ -3,7 +3,8 @@
 
 A plain script (no asv; the asv suite is ``benchmarks/benchmarks/bench_boosting.py``). On
 one synthetic data set, in the same process and run, it times
-``DPGradientBoostingRegressor`` (each ``split`` mode) and scikit-learn's
+``DPGradientBoostingRegressor`` (each ``split`` mode, and ``split="random"`` with
+``subsample=0.1``) and scikit-learn's
 ``HistGradientBoostingRegressor`` with the same depth (``max_depth``, full trees for us,
 ``max_leaf_nodes=None`` for scikit-learn) and the same number of bins (``n_bins`` /
 ``max_bins``), early stopping off.
@@ -39,7 +40,8 @@ import time
 import numpy as np
 
 TARGET_MAX_RATIO = 1.5  # our round / scikit-learn's round
-MODES = ("random", "hybrid", "private")
+MODES = ("random", "hybrid", "private", "random-subsample")
+SUBSAMPLE = 0.1  # "random-subsample": split="random", each tree on a 10 % Poisson sample
 
 
 def make_data(n, p, seed=0):
@@ -66,9 +68,11 @@ def ours(n_rounds, mode, depth, n_bins, n_jobs):
     from dptrees import BudgetAccountant
     from dptrees.boosting import DPGradientBoostingRegressor
 
+    split, subsample = ("random", SUBSAMPLE) if mode == "random-subsample" else (mode, None)
     return DPGradientBoostingRegressor(
-        n_rounds, epsilon=1.0, max_depth=depth, n_bins=n_bins, split=mode, bounds=(0.0, 1.0),
-        y_bounds=(-3.0, 33.0), accountant=BudgetAccountant(), random_state=0, n_jobs=n_jobs,
+        n_rounds, epsilon=1.0, max_depth=depth, n_bins=n_bins, split=split,
+        subsample=subsample, bounds=(0.0, 1.0), y_bounds=(-3.0, 33.0),
+        accountant=BudgetAccountant(), random_state=0, n_jobs=n_jobs,
     )
 
 

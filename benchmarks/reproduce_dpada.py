@@ -74,8 +74,10 @@ SCHEDULES = ("every", "swing", "random", "improved")
 NAMES = {"every": "DPAda", "swing": "DPAda_Swing", "random": "DPAda_Random",
          "improved": "DPAda_Improved"}
 NON_PRIVATE = "AdaBoost"
+# The paper's plain SAMME vote, as recorded (the library's defaults since added a prior
+# vote and pessimistic learner errors for small budgets: prior_vote, error_margin).
 SETTINGS = dict(max_depth=1, n_bins=32, weight_budget_fraction=0.1, max_weight=100.0,
-                learning_rate=1.0)
+                learning_rate=1.0, prior_vote=False, error_margin=0.0)
 N_REPEATS = 5
 PAPER_REPEATS = 50
 QUICK = dict(budgets=(1.0,), rounds=(5,), repeats=1)

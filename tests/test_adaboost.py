@@ -31,7 +31,7 @@ from dptrees.boosting._schedules import (
     random_schedule,
     swing_schedule,
 )
-from dptrees.boosting._weak_learners import fit_weighted_tree
+from dptrees.boosting._weak_learners import WeightedTree, fit_weighted_tree
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 
@@ -380,3 +380,123 @@ def test_sklearn_compatible(estimator, check):
     # scikit-learn's checks feed arbitrary data and labels, so bounds and classes are read
     # from the data (the PrivacyLeakWarning is filtered, as in tests/test_sklearn_checks.py).
     check(estimator)
+
+
+# ======================================================================================
+# Small budgets: the prior vote and the noise-shrunk learner weights (post-processing)
+
+
+def _imbalanced(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 5))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 1.2).astype(int)  # about 1 in 5 positive
+    return X, y
+
+
+def test_tiny_budget_falls_back_to_the_noisy_majority():
+    # 20,000 rows at epsilon 0.05: with the defaults (2 learners, the prior vote) the
+    # model keeps at least the majority class; the paper's plain vote over 10 learners,
+    # whose later learners (decayed weights) are mostly noise, does not
+    X, y = _imbalanced(20_000)
+    majority = max(np.mean(y), 1 - np.mean(y))
+    for seed in range(3):
+        default = make(epsilon=0.05, random_state=seed, n_estimators="auto").fit(X, y)
+        assert np.mean(default.predict(X) == y) >= majority - 0.005
+    # the paper's plain vote follows its noisy learners below the majority class
+    plain = [np.mean(make(epsilon=0.05, random_state=s, prior_vote=False,
+                          n_estimators=10).fit(X, y).predict(X) == y) for s in range(3)]
+    assert min(plain) < majority - 0.05
+
+
+def test_prior_vote_is_the_first_learners_noisy_class_counts():
+    X, y = _imbalanced(1000)
+    model = make(epsilon=1.0, random_state=0).fit(X, y)
+    label, alpha = model._prior()
+    counts = model.learners_[0].noisy_totals.sum(axis=0)
+    assert label == int(np.argmax(counts))
+    assert alpha == pytest.approx(ada._alpha(1 - counts.max() / counts.sum(), 2, 1.0))
+    # with every learner silenced, the model predicts the prior's class everywhere
+    model.estimator_weights_ = np.zeros_like(model.estimator_weights_)
+    assert np.all(model.predict(X) == model.classes_[label])
+    model.prior_vote = False  # the plain vote: the learners, with equal weights
+    assert model._prior() is None
+    assert model.decision_function(X).std() > 0
+
+
+def test_error_margin_only_lowers_alpha():
+    X, y = _imbalanced(2000)
+    for eps in (0.1, 2.0):
+        plain = make(epsilon=eps, random_state=1, schedule="every").fit(X, y)
+        margin = make(epsilon=eps, random_state=1, schedule="every", n_estimators=1,
+                      error_margin=3.0).fit(X, y)
+        # the first learner sees the same data and noise either way
+        assert margin.estimator_weights_[0] <= plain.estimator_weights_[0]
+        assert margin.estimator_errors_[0] >= plain.estimator_errors_[0]
+    # with a generous budget the margin is negligible, with a tiny one it silences
+    big = make(epsilon=50.0, random_state=1, n_estimators=3, error_margin=3.0).fit(X, y)
+    tiny = make(epsilon=0.01, random_state=1, n_estimators=3, error_margin=3.0).fit(X, y)
+    plain_big = make(epsilon=50.0, random_state=1, n_estimators=3).fit(X, y)
+    assert big.estimator_weights_[0] > 0.9 * plain_big.estimator_weights_[0]
+    assert np.all(tiny.estimator_weights_ == 0)
+
+
+def test_error_margin_zero_is_the_papers_alpha():
+    X, y = _imbalanced(1000)
+    model = make(epsilon=1.0, random_state=2).fit(X, y)
+    assert model.error_margin == 0.0
+    unshrunk = np.array([ada._alpha(e, 2, 1.0) for e in model.estimator_errors_])
+    assert np.allclose(model.estimator_weights_, unshrunk)
+
+
+@pytest.mark.parametrize("params, error", [
+    (dict(prior_vote="yes"), TypeError),
+    (dict(prior_vote=1), TypeError),
+    (dict(error_margin=-1.0), ValueError),
+    (dict(error_margin=float("nan")), ValueError),
+    (dict(error_margin="3"), TypeError),
+])
+def test_small_budget_parameters_are_checked(params, error):
+    X, y = _imbalanced(200)
+    acc = BudgetAccountant()
+    with pytest.raises(error):
+        make(accountant=acc, **params).fit(X, y)
+    assert acc.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("epsilon, expected", [(0.01, 2), (0.1, 2), (0.26, 5), (0.5, 10),
+                                               (1.0, 20), (2.5, 50), (10.0, 50)])
+def test_auto_n_estimators_reads_epsilon_only(epsilon, expected):
+    X, y = _imbalanced(300)
+    model = make(n_estimators="auto", epsilon=epsilon).fit(X, y)
+    assert model.n_estimators_ == expected == ada.auto_n_estimators(epsilon)
+    assert DPAdaBoostClassifier().n_estimators == "auto"
+
+
+def test_n_estimators_rejects_other_strings():
+    X, y = _imbalanced(200)
+    with pytest.raises((TypeError, ValueError), match="n_estimators"):
+        make(n_estimators="many").fit(X, y)
+
+
+def test_unsure_leaves_fall_back_to_the_prior_label():
+    totals = np.array([[100.0, 90.0], [10.0, 200.0], [50.0, 20.0], [5.0, 7.0]])
+    tree = WeightedTree(np.array([0, 0, 0]), np.array([1, 1, 1]), totals)
+    assert tree.leaf_label.tolist() == [0, 1, 0, 1]
+    before = tree.weighted_error()
+    tree.fall_back_to(0, margin=20.0)  # leaves 0 and 3 are within the margin
+    assert tree.leaf_label.tolist() == [0, 1, 0, 0]
+    error, correct, wrong = tree.weighted_error()
+    assert correct == 100 + 200 + 50 + 5 and wrong == 90 + 10 + 20 + 7
+    assert error > before[0]  # the error is that of the labels actually predicted
+    tree.fall_back_to(1, margin=0.0)  # nothing is unsure at margin 0
+    assert tree.leaf_label.tolist() == [0, 1, 0, 0]
+
+
+def test_fit_relabels_unsure_leaves_only_with_the_prior_vote():
+    X, y = _imbalanced(3000)
+    for prior_vote in (True, False):
+        model = make(epsilon=0.05, random_state=0, n_estimators=4,
+                     prior_vote=prior_vote).fit(X, y)
+        argmax = [np.argmax(t.noisy_totals, axis=1) for t in model.learners_]
+        same = all(np.array_equal(t.leaf_label, a) for t, a in zip(model.learners_, argmax))
+        assert same != prior_vote  # at eps 0.05 some leaf is unsure and relabelled

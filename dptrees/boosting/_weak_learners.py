@@ -100,6 +100,13 @@ class WeightedTree:
             node = 2 * node + 1 + go_right
         return node - (2**self.max_depth - 1)
 
+    def fall_back_to(self, label, margin):
+        """Leaves whose two largest noisy totals differ by less than ``margin`` (a
+        public multiple of the noise) predict ``label`` instead (post-processing)."""
+        top2 = np.sort(self.noisy_totals, axis=1)[:, -2:]
+        unsure = top2[:, 1] - top2[:, 0] < margin
+        self.leaf_label = np.where(unsure, int(label), self.leaf_label).astype(np.int64)
+
     def predict(self, codes):
         """Class index predicted for every row of ``codes``."""
         return self.leaf_label[self.apply(codes)]
@@ -112,7 +119,7 @@ class WeightedTree:
         totals sum to 0.
         """
         totals = np.maximum(self.noisy_totals, 0.0)
-        correct = float(totals.max(axis=1).sum())
+        correct = float(totals[np.arange(totals.shape[0]), self.leaf_label].sum())
         wrong = float(totals.sum() - correct)
         total = correct + wrong
         return (wrong / total if total > 0 else float("nan")), correct, wrong
