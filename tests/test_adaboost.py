@@ -463,7 +463,7 @@ def test_small_budget_parameters_are_checked(params, error):
     assert acc.spent == (0.0, 0.0)
 
 
-@pytest.mark.parametrize("epsilon, expected", [(0.01, 2), (0.1, 2), (0.26, 5), (0.5, 10),
+@pytest.mark.parametrize("epsilon, expected", [(0.01, 1), (0.03, 2), (0.1, 2), (0.26, 5), (0.5, 10),
                                                (1.0, 20), (2.5, 50), (10.0, 50)])
 def test_auto_n_estimators_reads_epsilon_only(epsilon, expected):
     X, y = _imbalanced(300)

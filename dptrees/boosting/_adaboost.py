@@ -286,7 +286,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
     ----------
     n_estimators : int or "auto", default="auto"
         Number of boosting rounds ``m`` (weak learners). "auto": ``round(20 epsilon)``
-        in [2, 50] (:func:`auto_n_estimators`; the paper used 50).
+        in [2, 50], 1 below epsilon 0.025 (:func:`auto_n_estimators`; the paper used 50).
     epsilon : float, default=1.0
         Total privacy budget ``B``.
     schedule : {"every", "swing", "random", "improved"}, default="improved"
@@ -620,12 +620,18 @@ def _mean_reference(previous, n_hat):
 
 
 def auto_n_estimators(epsilon):
-    """``n_estimators="auto"``: ``round(20 epsilon)`` in [2, 50], from the public epsilon.
+    """``n_estimators="auto"``: ``round(20 epsilon)`` in [2, 50] from the public epsilon,
+    and a single learner below epsilon 0.025.
 
     Few learners when the budget is small, so that each (and the prior vote read from the
-    first) gets enough of it; the paper's 50 from epsilon 2.5. Chosen on a validation
-    split of Adult's training file (one-hot), never on test data.
+    first) gets enough of it; the paper's 50 from epsilon 2.5. A single learner is a DP
+    tree on unit weights whose leaves predict their noisy majority class: it does not
+    fall below the majority class, where two learners can (the second, fitted to
+    reweighted records, can outvote the first and the prior on a large leaf). Chosen on
+    a validation split of Adult's training file (one-hot), never on test data.
     """
+    if epsilon < 0.025:
+        return 1
     return int(min(50, max(2, round(20.0 * epsilon))))
 
 
