@@ -222,9 +222,10 @@ def test_explicit_n_cycles_is_respected(n_cycles, monkeypatch):
     est = classifier(n_cycles=n_cycles, epsilon=1.0).fit(X, y)
     assert est.n_iter_ == n_cycles
     assert len(list(est.staged_predict(X))) == n_cycles
-    # one filter per cycle, each with 1 / n_cycles of the filtered budget
+    # one filter per cycle, each with 1 / n_cycles of the filtered budget (all but the
+    # initial score's 1 % and, with max_active="auto", the density release's share)
     assert len(filters) == n_cycles
-    rho = zcdp_budget(1.0, 1e-6) * (1 - 0.01)
+    rho = zcdp_budget(1.0, 1e-6) * (1 - 0.01 - _cyclic._DENSITY_SHARE)
     for budget in filters:
         assert budget == pytest.approx(rho / n_cycles, rel=1e-9)
 
@@ -508,11 +509,13 @@ def test_releases_replayed_costs_sums_and_steps(recorded, monkeypatch, kind, noi
 def test_no_record_exceeds_the_cycle_budget(recorded, make, data, n_out, max_active):
     X, y = data(1000)
     epsilon, n_cycles = 1.0, 4
-    make(epsilon=epsilon, n_cycles=n_cycles, max_active=max_active).fit(X, y)
+    est = make(epsilon=epsilon, n_cycles=n_cycles, max_active=max_active).fit(X, y)
     cycles = by_cycle(recorded)
     assert len(cycles) == n_cycles
-    rho = zcdp_budget(epsilon, 1e-6) * (1 - 0.01)  # init_fraction=0.01
-    n_active = math.ceil(math.sqrt(N_FEATURES + 1)) if max_active == "auto" else max_active
+    density = _cyclic._DENSITY_SHARE if max_active == "auto" else 0.0
+    rho = zcdp_budget(epsilon, 1e-6) * (1 - 0.01 - density)  # init_fraction=0.01
+    n_active = est.max_active_
+    assert max_active == "auto" or n_active == max_active
     for filt, releases in cycles:
         assert filt.budget == pytest.approx(rho / n_cycles, rel=1e-9)
         worst = filt.budget / (n_active * n_out)
@@ -528,7 +531,7 @@ def test_no_record_exceeds_the_cycle_budget(recorded, make, data, n_out, max_act
 @pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "3-class"])
 def test_max_active_sets_the_noise(recorded, monkeypatch, n_features, max_active, multiclass):
     # the per-release noise is such that a worst-case (G, H) release costs
-    # cycle budget / (max_active * n_outputs); "auto" is ceil(sqrt(n_features + 1))
+    # cycle budget / (max_active * n_outputs); "auto" is read from the density release
     multipliers = []
     real_mechanism = _cyclic.gaussian_mechanism
 
@@ -541,8 +544,9 @@ def test_max_active_sets_the_noise(recorded, monkeypatch, n_features, max_active
     X = rng.random((400, n_features))
     y = np.digitize(X[:, 0], [0.33, 0.66]) if multiclass else (X[:, 0] > 0.5).astype(int)
     classes = [0, 1, 2] if multiclass else [0, 1]
-    classifier(epsilon=1.0, n_cycles=2, max_active=max_active, classes=classes).fit(X, y)
-    n_active = math.ceil(math.sqrt(n_features + 1)) if max_active == "auto" else max_active
+    est = classifier(epsilon=1.0, n_cycles=2, max_active=max_active, classes=classes).fit(X, y)
+    n_active = est.max_active_
+    assert max_active == "auto" or n_active == max_active
     n_out = 3 if multiclass else 1
     budget = recorded[0][0].budget
     assert len(multipliers) == 2 * len(recorded) == 2 * 2 * (n_features + 1) * n_out
@@ -746,3 +750,44 @@ def test_seeded_fits_reproduce_and_seeds_differ(make, data):
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     assert not np.array_equal(a.term_scores_, c.term_scores_)
     assert not np.array_equal(a.intercept_, c.intercept_)
+
+
+def test_auto_max_active_follows_the_noisy_density():
+    # At a huge budget the density release is nearly exact: max_active_ is
+    # ceil(0.75 (d + 1)) for d the mean number of features outside bin 0 (each record's
+    # number capped at density_clip(p)), whatever the number of features.
+    rng = np.random.default_rng(0)
+    for n_features, share in ((6, 0.2), (30, 0.9), (30, 0.1)):
+        X = rng.random((2000, n_features))
+        X[rng.random(X.shape) > share] = 0.0  # at the lower bound: bin 0
+        y = (X[:, 0] > 0.3).astype(int)
+        est = classifier(epsilon=1e4, n_cycles=1).fit(X, y)
+        outside = X >= 1.0 / 32  # bin 0 of 32 equal-width bins over (0, 1)
+        capped = np.minimum(outside.sum(axis=1),
+                            _cyclic._BaseDPExplainableBoosting.density_clip(n_features))
+        assert est.max_active_ == min(n_features + 1, math.ceil(0.75 * (capped.mean() + 1)))
+    # sparse data get less noise than dense data of the same width
+    dense = classifier(epsilon=1e4, n_cycles=1).fit(rng.random((2000, 30)), y)
+    sparse = np.where(rng.random((2000, 30)) < 0.1, rng.random((2000, 30)), 0.0)
+    assert classifier(epsilon=1e4, n_cycles=1).fit(sparse, y).max_active_ < dense.max_active_
+
+
+def test_density_release_sensitivity():
+    # one record moves the released pair by at most sqrt(2) T: (min(k, T), T)
+    p = 50
+    cap = _cyclic._BaseDPExplainableBoosting.density_clip(p)
+    assert cap == min(p, math.ceil(3 * math.sqrt(p + 1)))
+    calls = []
+
+    class Plan:
+        def release(self, values, sensitivity, budget, rng):
+            calls.append((np.array(values), sensitivity))
+            return np.array(values)
+
+    codes = np.zeros((p, 3), dtype=np.uint8)
+    codes[:, 0] = 1  # a record outside bin 0 everywhere
+    codes[:2, 1] = 5
+    d = _cyclic._BaseDPExplainableBoosting._noisy_density(Plan(), codes, 0.1, None)
+    (values, sensitivity), = calls
+    assert values.tolist() == [cap + 2, 3 * cap] and sensitivity == math.sqrt(2) * cap
+    assert d == pytest.approx((cap + 2) / 3)
