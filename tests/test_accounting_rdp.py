@@ -22,12 +22,11 @@ from scipy.special import logsumexp
 
 import dp_accounting
 from dptrees import accounting
-from dptrees.accounting import RDPAccountant
+from dptrees.accounting import INTEGER_ORDERS, RDPAccountant
 
 DEFAULT_ORDERS = tuple(
     float(a) for a in dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
 )
-INTEGER_ORDERS = tuple(range(2, 257))  # those of the federated protocol
 
 
 def _continuous_rdp(event, orders):

@@ -527,7 +527,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         """
         if not self.prior_vote:
             return None
-        counts = np.maximum(self.learners_[0].noisy_totals.sum(axis=0), 0.0)
+        counts = _noisy_class_counts(self.learners_[0])
         if counts.sum() <= 0:
             return None
         error = 1.0 - counts.max() / counts.sum()
@@ -635,6 +635,13 @@ def auto_n_estimators(epsilon):
     return int(min(50, max(2, round(20.0 * epsilon))))
 
 
+def _noisy_class_counts(first_learner):
+    """Noisy class counts, floored at 0: the first learner's leaf totals summed over its
+    leaves (every weight is 1 in round 1). Post-processing; the prior vote's class, and
+    the class unsure leaves fall back to."""
+    return np.maximum(first_learner.noisy_totals.sum(axis=0), 0.0)
+
+
 def _alpha(error, n_classes, learning_rate):
     if not math.isfinite(error) or error >= (n_classes - 1) / n_classes:
         return 0.0
@@ -700,7 +707,7 @@ def _boost(data, params, noisy_rounds, plan, rng):
         ledger.append((f"round {k + 1}: leaf totals", plan.leaf))
         if prior_vote:
             if prior_label is None:  # round 1: every weight is 1, totals are class counts
-                prior_label = int(np.argmax(np.maximum(tree.noisy_totals, 0).sum(axis=0)))
+                prior_label = int(np.argmax(_noisy_class_counts(tree)))
             # A leaf whose top two noisy totals are within LEAF_MARGIN standard
             # deviations of their difference (2 Laplace(upper / leaf)) predicts the prior.
             tree.fall_back_to(prior_label, LEAF_MARGIN * 2.0 * upper / plan.leaf)

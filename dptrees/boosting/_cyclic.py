@@ -51,7 +51,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._core import _fixedpoint, _histogram
+from dptrees._core import _histogram
 from dptrees._individual_filter import IndividualFilter, individual_cost
 from dptrees._params import store_params
 from dptrees._random import check_random_state
@@ -59,7 +59,7 @@ from dptrees.accounting import AccountantMixin
 from dptrees.boosting._gradient import (
     _HESSIAN_SHARE,
     _START_AND_PUBLIC_INPUTS_DOC,
-    _BaseDPGradientBoosting,
+    _BoostingFitMixin,
     _check_fraction,
     _LogLossFit,
     _NoisePlan,
@@ -83,14 +83,8 @@ __all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor"]
 _DENSITY_SHARE = 0.01
 
 
-class _BaseDPExplainableBoosting(AccountantMixin, BaseEstimator):
+class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators."""
-
-    # Data preparation, fixed point and the initial score are gradient boosting's.
-    _bin = _BaseDPGradientBoosting._bin
-    _fixed_point = _BaseDPGradientBoosting._fixed_point
-    _initial_score = staticmethod(_BaseDPGradientBoosting._initial_score)
-    _store_fit = _BaseDPGradientBoosting._store_fit
 
     def _check_params(self):
         epsilon = check_epsilon(self.epsilon)
@@ -217,22 +211,19 @@ class _BaseDPExplainableBoosting(AccountantMixin, BaseEstimator):
         history = []
         everyone = np.ones(n, dtype=bool)
 
-        def release(in_release, k, n_values, state):
-            """Admit this release's records, return (admitted rows, noisy G, noisy H)."""
-            g, h = loss.gradients(targets, state, k)
-            _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
-                                       -fixed.g_clip, fixed.g_clip, fixed.g_scale, stats[0])
-            if h is not None:
-                _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
-                                           0.0, fixed.h_clip, fixed.h_scale, stats[1])
+        def admit(cycle_filter, in_release, k, n_values, state):
+            """Write output ``k``'s fixed-point (g, h) into ``stats``, charge the records
+            in ``in_release`` their cost for a release of ``n_values`` values, and return
+            the rows the filter admits."""
+            fixed.to_stats(*loss.gradients(targets, state, k), stats)
             cost = (individual_cost(np.abs(stats[0]) / fixed.g_scale, fixed.g_sens, nm_g,
                                     n_values)
                     + individual_cost(stats[1] / fixed.h_scale, fixed.h_sens, nm_h, n_values))
-            admitted = np.flatnonzero(cycle_filter.admit(np.where(in_release, cost, 0.0))
-                                      & in_release)
-            return admitted
+            return np.flatnonzero(cycle_filter.admit(np.where(in_release, cost, 0.0))
+                                  & in_release)
 
-        def noisy(g_units, h_units, n_values):
+        def noisy(g_units, h_units):
+            """The damped Newton step on the noisy sums (post-processing)."""
             g = gaussian_mechanism(g_units / fixed.g_scale, sensitivity=fixed.g_sens,
                                    noise_multiplier=nm_g, random_state=rng_noise)
             h = gaussian_mechanism(h_units / fixed.h_scale, sensitivity=fixed.h_sens,
@@ -245,17 +236,17 @@ class _BaseDPExplainableBoosting(AccountantMixin, BaseEstimator):
                 state = loss.round_state(raw)
                 in_release = codes_by_feature[f] != 0
                 for k in range(n_out):
-                    rows = release(in_release, k, n_bins - 1, state)
+                    rows = admit(cycle_filter, in_release, k, n_bins - 1, state)
                     hist[f] = 0
                     _histogram.node_histogram(codes_by_feature, rows, stats, hist, f, f + 1)
                     update = np.zeros(n_bins)
-                    update[1:] = noisy(hist[f, 1:, 0], hist[f, 1:, 1], n_bins - 1)
+                    update[1:] = noisy(hist[f, 1:, 0], hist[f, 1:, 1])
                     scores[k, f] += update
                     raw[:, k] += update[codes_by_feature[f]]
             state = loss.round_state(raw)
             for k in range(n_out):
-                rows = release(everyone, k, 1, state)
-                update = float(noisy(stats[0, rows].sum(), stats[1, rows].sum(), 1))
+                rows = admit(cycle_filter, everyone, k, 1, state)
+                update = float(noisy(stats[0, rows].sum(), stats[1, rows].sum()))
                 intercept[k] += update
                 raw[:, k] += update
             history.append((intercept.copy(), scores.copy()))
@@ -264,14 +255,12 @@ class _BaseDPExplainableBoosting(AccountantMixin, BaseEstimator):
 
         # The filter guarantees the filtered releases together are `filtered`-zCDP.
         plan.rdp.compose_zcdp(filtered)
-        spent_epsilon, spent_delta = plan.spent()
-        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
         self.intercept_ = intercept
         self.term_scores_ = scores
         self._history = history
         self.n_iter_ = n_cycles
         self.max_active_ = max_active
-        self._store_fit(binner, leaks, plan)
+        self._store_fit(binner, leaks, plan, epsilon)
         return self
 
 

@@ -240,43 +240,10 @@ class _NoisePlan:
         return math.fsum(self.epsilons), 0.0
 
 
-class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
-    """Fitting machinery shared by the DP gradient-boosting estimators."""
-
-    def _check_params(self):
-        epsilon = check_epsilon(self.epsilon)
-        check_in(self.noise, "noise", ("gaussian", "laplace"))
-        delta = check_delta(self.delta)
-        if self.noise == "gaussian" and not 0 < delta < 1:
-            raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
-        self._check_tree_params()
-        check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
-        check_positive_int(self.n_jobs, "n_jobs", maximum=256)
-        check_in(self.split, "split", ("random", "private", "hybrid"))
-        _check_fraction(self.init_fraction, "init_fraction")
-        _check_fraction(self.split_fraction, "split_fraction")
-        check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
-        check_in(self.accounting, "accounting", ("rdp", "pld"))
-        if self.subsample is not None:
-            _check_fraction(self.subsample, "subsample")
-            if (self.split, self.noise, self.accounting) != ("random", "gaussian", "rdp"):
-                raise ValueError("subsample needs split='random', noise='gaussian' and "
-                                 "accounting='rdp'")
-        return epsilon, (delta if self.noise == "gaussian" else 0.0)
-
-    def _check_tree_params(self):
-        """The checks of the parameters every boosted-tree estimator shares."""
-        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
-        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
-        check_positive_number(self.learning_rate, "learning_rate")
-        check_positive_number(self.reg_lambda, "reg_lambda")
-        check_positive_number(self.gradient_clip, "gradient_clip")
-        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
-        if not isinstance(self.verbose, numbers.Integral):
-            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
-
-    # -- data ---------------------------------------------------------------------------
+class _BoostingFitMixin:
+    """What the boosting estimators share around the boosting itself: binning over the
+    public bounds, the fixed-point scales, the DP initial score and the fitted privacy
+    attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
 
     def _bin(self, X):
         if X.shape[0] > _MAX_ROWS:
@@ -312,6 +279,58 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
             noisy_count = plan.release(float(count), 1.0, budget / 2, rng)
             return loss.init_score(noisy_sum, noisy_count)
         return loss.init_score(plan.release(init_values, 1.0, budget, rng))
+
+    def _store_fit(self, binner, leaks, plan, epsilon):
+        """The fitted attributes every boosting estimator shares: the binning, the
+        public inputs read from data, and the guarantee the plan's accountant gives
+        (at most ``epsilon``: sound by construction, the plan splits what
+        ``zcdp_budget`` / ``epsilon`` allow)."""
+        spent_epsilon, spent_delta = plan.spent()
+        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
+        self.binner_ = binner
+        self.n_features_in_ = binner.lower.shape[0]
+        self.bounds_ = (binner.lower.copy(), binner.upper.copy())
+        self.privacy_leaks_ = list(leaks)
+        self.epsilon_spent_ = float(spent_epsilon)
+        self.delta_spent_ = float(spent_delta)
+        self.rdp_accountant_ = plan.rdp
+
+
+class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
+    """Fitting machinery shared by the DP gradient-boosting estimators."""
+
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        check_in(self.noise, "noise", ("gaussian", "laplace"))
+        delta = check_delta(self.delta)
+        if self.noise == "gaussian" and not 0 < delta < 1:
+            raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
+        self._check_tree_params()
+        check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
+        check_positive_int(self.n_jobs, "n_jobs", maximum=256)
+        check_in(self.split, "split", ("random", "private", "hybrid"))
+        _check_fraction(self.init_fraction, "init_fraction")
+        _check_fraction(self.split_fraction, "split_fraction")
+        check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
+        check_in(self.accounting, "accounting", ("rdp", "pld"))
+        if self.subsample is not None:
+            _check_fraction(self.subsample, "subsample")
+            if (self.split, self.noise, self.accounting) != ("random", "gaussian", "rdp"):
+                raise ValueError("subsample needs split='random', noise='gaussian' and "
+                                 "accounting='rdp'")
+        return epsilon, (delta if self.noise == "gaussian" else 0.0)
+
+    def _check_tree_params(self):
+        """The checks of the parameters every boosted-tree estimator shares."""
+        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
+        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
+        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        check_positive_number(self.learning_rate, "learning_rate")
+        check_positive_number(self.reg_lambda, "reg_lambda")
+        check_positive_number(self.gradient_clip, "gradient_clip")
+        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
+        if not isinstance(self.verbose, numbers.Integral):
+            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
 
     # -- budget -------------------------------------------------------------------------
 
@@ -461,7 +480,7 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
         if self.subsample is not None:
             leaf_budget = plan.subsampled_budget(init_budget, n_trees)
         fixed = self._fixed_point(loss)
-        g_clip, h_clip, g_scale, h_scale, g_sens, h_sens = fixed
+        g_sens, h_sens = fixed.g_sens, fixed.h_sens
         try:
             self._check_releases(plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
                                  n_features)
@@ -482,7 +501,7 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
             codes_by_feature=np.ascontiguousarray(codes.T), n_features=n_features,
             rows=np.arange(n, dtype=np.intp), all_rows=np.arange(n, dtype=np.intp),
             stats=np.empty((2, n), dtype=np.int64),
-            plan=plan, g_scale=g_scale, h_scale=h_scale,
+            plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
             g_sens=g_sens, h_sens=h_sens,
             leaf_budget=leaf_budget, level_budget=level_budget, n_threads=self.n_jobs,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
@@ -505,12 +524,7 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
                     if rng_sample is not None:  # Poisson sample: each row w.p. subsample
                         ctx.all_rows = poisson_sample(n, self.subsample, rng_sample)
                         ctx.rows = np.empty_like(ctx.all_rows)
-                    g, h = loss.gradients(targets, state, k)
-                    _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
-                                               -g_clip, g_clip, g_scale, ctx.stats[0])
-                    if h is not None:
-                        _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
-                                                   0.0, h_clip, h_scale, ctx.stats[1])
+                    fixed.to_stats(*loss.gradients(targets, state, k), ctx.stats)
                     feature, bin_threshold, seg, values = self._grow(ctx, rng_structure,
                                                                      rng_noise)
                     tree = full_tree(binner, feature, bin_threshold, values)
@@ -530,29 +544,14 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
                     print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
                           f"epsilon spent {spent:.4f} (delta {delta:g})", flush=True)
 
-        spent_epsilon, spent_delta = plan.spent()
-        # Sound by construction (the plan splits what zcdp_budget / epsilon allow).
-        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
         self.estimators_ = trees
         self._step = step
         self.init_score_ = init
         self.n_iter_ = len(trees)
-        self._store_fit(binner, leaks, plan)
+        self._store_fit(binner, leaks, plan, epsilon)
         self.n_releases_ = plan.n_releases
         self.pld_accountant_ = plan.pld
         return self
-
-    def _store_fit(self, binner, leaks, plan):
-        """The fitted attributes every boosting estimator shares: the binning, the
-        public inputs read from data, and the guarantee the plan's accountant gives."""
-        spent_epsilon, spent_delta = plan.spent()
-        self.binner_ = binner
-        self.n_features_in_ = binner.lower.shape[0]
-        self.bounds_ = (binner.lower.copy(), binner.upper.copy())
-        self.privacy_leaks_ = list(leaks)
-        self.epsilon_spent_ = float(spent_epsilon)
-        self.delta_spent_ = float(spent_delta)
-        self.rdp_accountant_ = plan.rdp
 
     def _check_releases(self, plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
                         n_features):
@@ -568,12 +567,23 @@ class _BaseDPGradientBoosting(AccountantMixin, BaseEstimator):
             plan.check(h_sens, level_budget * _HESSIAN_SHARE, cells, l2)
 
 class _FixedPoint(NamedTuple):
+    """Public clipping bounds, fixed-point scales and per-record sensitivities."""
+
     g_clip: float
     h_clip: float
     g_scale: float
     h_scale: float
     g_sens: float
     h_sens: float
+
+    def to_stats(self, g, h, stats):
+        """Clip and round ``g`` (and ``h``, unless None: a constant Hessian already in
+        ``stats[1]``) into the int64 rows ``stats[0]`` and ``stats[1]``."""
+        _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
+                                   -self.g_clip, self.g_clip, self.g_scale, stats[0])
+        if h is not None:
+            _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
+                                       0.0, self.h_clip, self.h_scale, stats[1])
 
 
 class _Context:
