@@ -20,6 +20,7 @@
   implies (KS test, with a power check that a 2x wrong standard deviation is rejected).
 """
 
+import copy
 import math
 import warnings
 
@@ -36,6 +37,7 @@ from support import ALPHA, audit_samplers
 from dptrees import BudgetAccountant, BudgetExceededError, PrivacyLeakWarning
 from dptrees.accounting import RDPAccountant, zcdp_budget, zcdp_to_approx_dp
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
+from dptrees._sources import _array
 from dptrees.boosting import _gradient
 
 BOUNDS = (0.0, 1.0)
@@ -193,15 +195,15 @@ def test_seeded_fits_reproduce_and_seeds_differ():
 
 @pytest.mark.parametrize("split", ["private", "hybrid"])
 def test_results_do_not_depend_on_n_jobs(monkeypatch, split):
-    monkeypatch.setattr(_gradient, "_THREAD_MIN_ROWS", 100)
+    monkeypatch.setattr(_array, "_THREAD_MIN_ROWS", 100)
     ranges = []
-    real = _gradient._histogram.node_histogram
+    real = _array._histogram.node_histogram
 
     def spy(*args):
         ranges.append(args[4:])
         return real(*args)
 
-    monkeypatch.setattr(_gradient._histogram, "node_histogram", spy)
+    monkeypatch.setattr(_array._histogram, "node_histogram", spy)
     X, y = regression_data(3000, p=5)
     one = regressor(n_estimators=4, split=split, max_depth=3, n_jobs=1).fit(X, y)
     assert all(r == () for r in ranges)
@@ -565,43 +567,60 @@ def replay_sampler(calls, release, statistic):
     return sampler
 
 
+class FirstTree:
+    """An estimator's first tree, to grow again: its context (``ctx``: budgets, scales,
+    sensitivities) and a snapshot of its rows (the statistics it was grown on)."""
+
+    def __init__(self, est, ctx, rows):
+        self.est, self.ctx, self.rows = est, ctx, rows
+        n_nodes = 2 ** (est.max_depth + 1) - 1
+        rows.start_tree(0, np.full(n_nodes, -1, np.int32), np.full(n_nodes, -1, np.int32))
+        self.stats = rows.stats
+
+    def __getattr__(self, name):
+        return getattr(self.ctx, name)
+
+    def grow(self, rng_structure, rng_noise, rows=None):
+        """Grow the tree again, on the records ``rows`` (default: all) of its data."""
+        if rows is not None:
+            self.rows.all_rows = np.asarray(rows, dtype=np.intp)
+        return self.est._grow(self.ctx, self.rows, 0, rng_structure, rng_noise, None)
+
+
 def capture_first_tree(est, X, y):
-    """Fit ``est`` on ``(X, y)`` and return the context of its first tree (with the
-    statistics it was grown on)."""
+    """Fit ``est`` on ``(X, y)`` and return its first tree (:class:`FirstTree`)."""
     captured = {}
     cls = type(est)
 
-    def spy(ctx, rng_structure, rng_noise):
+    def spy(ctx, rows, k, rng_structure, rng_noise, rng_sample):
         if "ctx" not in captured:
-            captured["ctx"], captured["stats"] = ctx, ctx.stats.copy()
-        return cls._grow(est, ctx, rng_structure, rng_noise)
+            snapshot = copy.copy(rows)
+            snapshot.state = np.array(rows.state, copy=True)
+            snapshot.stats = rows.stats.copy()
+            snapshot.executor = None
+            captured["ctx"], captured["rows"] = ctx, snapshot
+        return cls._grow(est, ctx, rows, k, rng_structure, rng_noise, rng_sample)
 
     est._grow = spy
     try:
         est.fit(X, y)
     finally:
         del est._grow
-    ctx = captured["ctx"]
-    ctx.stats = captured["stats"]
-    ctx.executor = None
-    return ctx
+    return FirstTree(est, captured["ctx"], captured["rows"])
 
 
 def neighbouring_tree_releases(monkeypatch, est, X1, y1, n_releases):
     """The first ``n_releases`` release calls of the first tree on ``D1 = (X1, y1)`` and
     on ``D0`` = ``D1`` without its last record: same context (same statistics of the
     shared records), same structure generator."""
-    ctx = capture_first_tree(est, X1, y1)
+    first = capture_first_tree(est, X1, y1)
     calls, release = record_releases(monkeypatch)
     out = []
     for rows in (np.arange(len(y1) - 1), np.arange(len(y1))):
         calls.clear()
-        ctx.rows = rows.astype(np.intp)
-        if hasattr(ctx, "all_rows"):  # the rows every tree starts from
-            ctx.all_rows = ctx.rows.copy()
-        est._grow(ctx, np.random.default_rng(7), np.random.default_rng(8))
+        first.grow(np.random.default_rng(7), np.random.default_rng(8), rows)
         out.append([dict(c) for c in calls[:n_releases]])
-    return ctx, out[0], out[1], release
+    return first, out[0], out[1], release
 
 
 def adversarial_regression(n=50, p=1, x_record=0.0):
@@ -824,7 +843,7 @@ def leaf_noise_samples(monkeypatch, n_trees=300):
     calls, _ = record_releases(monkeypatch)
     rng = np.random.default_rng(0)
     for _ in range(n_trees):
-        est._grow(ctx, rng, rng)
+        ctx.grow(rng, rng)
     g_calls = calls[0::2]
     noise = np.concatenate([c["out"] - c["values"] for c in g_calls])
     budget = g_calls[0]["budget"]

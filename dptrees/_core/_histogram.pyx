@@ -215,3 +215,80 @@ def add_segment_values(const intp[::1] rows, const intp[::1] starts, const doubl
             v = scale * value[j]
             for i in range(starts[j], starts[j + 1]):
                 out[rows[i]] += v
+
+
+cdef _check_routing(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
+                    const int32_t[::1] feature, const int32_t[::1] bin_threshold,
+                    const int32_t[::1] left, const int32_t[::1] right,
+                    const intp[::1] slot_of_node, intp n_slots):
+    """Raise unless routing ``codes`` through the tree and indexing slots stays in bounds."""
+    cdef intp i
+    if stats.shape[1] != codes.shape[0]:
+        raise ValueError("stats must have one column per row of codes")
+    if slot_of_node.shape[0] != feature.shape[0]:
+        raise ValueError("slot_of_node must have one entry per node")
+    check_tree(feature, bin_threshold, left, right, codes.shape[1])
+    for i in range(slot_of_node.shape[0]):
+        if not -1 <= slot_of_node[i] < n_slots:
+            raise ValueError("slot_of_node entries must be -1 or index a slot of out")
+
+
+def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
+                     const int32_t[::1] feature, const int32_t[::1] bin_threshold,
+                     const int32_t[::1] left, const int32_t[::1] right,
+                     const intp[::1] slot_of_node, int64_t[:, :, :, ::1] out):
+    """Add each row's statistics to ``out[slot, f, bin, k]`` of the node it reaches.
+
+    Rows of a block (row-major ``codes``, stat-major ``stats[k, i]``) are routed through
+    a partially grown tree (nodes not yet split have ``left == -1``); a row that reaches
+    node ``v`` with ``slot_of_node[v] >= 0`` adds its statistics to every feature's bin
+    of that slot, others are skipped. The result is an exact integer sum, so blocks can
+    be processed in any order, by any thread or process, and added up: the same
+    histogram as the node's rows taken at once (:func:`node_histogram`). Codes at or
+    above ``n_bins`` count in the last bin.
+    """
+    cdef intp n = codes.shape[0], p = codes.shape[1], n_stats = stats.shape[0]
+    cdef intp n_bins = out.shape[2], i, j, k, b, s
+    cdef int64_t *cell
+    cdef const uint8_t *row
+    if out.shape[1] != p or out.shape[3] != n_stats or n_bins < 1:
+        raise ValueError("out must have shape (n_slots, n_features, n_bins >= 1, n_stats)")
+    _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
+                   out.shape[0])
+    if n == 0:
+        return
+    with nogil:
+        for i in range(n):
+            row = &codes[i, 0]
+            s = slot_of_node[leaf_of(row, &feature[0], &bin_threshold[0], &left[0], &right[0])]
+            if s < 0:
+                continue
+            for j in range(p):
+                b = row[j]
+                if b >= n_bins:
+                    b = n_bins - 1
+                cell = &out[s, j, b, 0]
+                for k in range(n_stats):
+                    cell[k] += stats[k, i]
+
+
+def routed_sums(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
+                const int32_t[::1] feature, const int32_t[::1] bin_threshold,
+                const int32_t[::1] left, const int32_t[::1] right,
+                const intp[::1] slot_of_node, int64_t[:, ::1] out):
+    """``out[slot, k] +=`` the statistics of the rows that reach the slot's node (as
+    :func:`routed_histogram`, without the per-feature bins: a tree's leaf sums)."""
+    cdef intp n = codes.shape[0], n_stats = stats.shape[0], i, k, s
+    if out.shape[1] != n_stats:
+        raise ValueError("out must have shape (n_slots, n_stats)")
+    _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
+                   out.shape[0])
+    if n == 0:
+        return
+    with nogil:
+        for i in range(n):
+            s = slot_of_node[leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0], &left[0],
+                                     &right[0])]
+            if s >= 0:
+                for k in range(n_stats):
+                    out[s, k] += stats[k, i]

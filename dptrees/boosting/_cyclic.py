@@ -54,6 +54,7 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._core import _histogram
 from dptrees._individual_filter import IndividualFilter, individual_cost
 from dptrees._params import store_params
+from dptrees._sources._rows import loss_targets
 from dptrees._random import check_random_state
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._gradient import (
@@ -85,6 +86,9 @@ _DENSITY_SHARE = 0.01
 
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators."""
+
+    # Per-record filter state and feature-by-feature passes: rows in memory only, for now.
+    _blockwise = False
 
     def _check_params(self):
         epsilon = check_epsilon(self.epsilon)
@@ -150,7 +154,8 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         noisy = plan.release(exact, math.sqrt(2.0) * cap, budget, rng)
         return float(np.clip(cap * noisy[0] / max(noisy[1], cap), 0.0, cap))
 
-    def _fit(self, params, targets, loss, init_values, n_init_cells, leaks, binner, codes):
+    def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
+        codes, targets = source.codes, loss_targets(source.labels, loss)
         epsilon, delta = params
         accountant = self._resolve_accountant()
         n, n_features = codes.shape

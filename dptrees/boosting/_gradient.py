@@ -62,7 +62,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from dptrees._binning import Binner
-from dptrees._core import _fixedpoint, _histogram
+from dptrees._core import _fixedpoint
+from dptrees._sources import ArraySource, open_source
+from dptrees._sources._rows import poisson_sample
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
@@ -110,9 +112,6 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
-# Below this many rows of a node a histogram is not worth splitting across threads.
-_THREAD_MIN_ROWS = 50_000
-
 
 
 def _check_fraction(value, name):
@@ -146,12 +145,6 @@ def subsampled_gaussian_budget(epsilon, delta, sampling_probability, n_releases,
         mid = math.sqrt(low * high)
         low, high = (low, mid) if fits(mid) else (mid, high)
     return 1.0 / (2.0 * high * high)
-
-
-def poisson_sample(n, probability, rng):
-    """Indices of a Poisson sample of ``range(n)``: each independently w.p. ``probability``
-    (the sampling the subsampled accounting assumes), drawn from ``rng`` alone."""
-    return np.flatnonzero(rng.random(n) < probability)
 
 
 class _NoisePlan:
@@ -245,13 +238,25 @@ class _BoostingFitMixin:
     public bounds, the fixed-point scales, the DP initial score and the fitted privacy
     attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
 
-    def _bin(self, X):
-        if X.shape[0] > _MAX_ROWS:
-            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        bounds = check_bounds(self.bounds, X, n_features=X.shape[1])
+    # Whether ``_fit`` runs on any source of rows (memmaps in blocks, Dask), or on rows
+    # in memory only.
+    _blockwise = True
+
+    def _binner(self, source):
+        """The binning over the public bounds (read from the data if None: a leak)."""
+        if source.n_samples > _MAX_ROWS:
+            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {source.n_samples}")
+        data = source.feature_minmax() if self.bounds is None else None
+        bounds = check_bounds(self.bounds, data, n_features=source.n_features)
         leaks = [] if bounds.leak is None else [bounds.leak]
-        binner = Binner(bounds.lower, bounds.upper, self.n_bins)
-        return binner, binner.transform(X), leaks
+        return Binner(bounds.lower, bounds.upper, self.n_bins), leaks
+
+    def _bin(self, X):
+        """Bin codes of in-memory ``X``: ``(binner, codes, leaks)``."""
+        source = ArraySource(X, None)
+        binner, leaks = self._binner(source)
+        source.bin(binner)
+        return binner, source.codes, leaks
 
     def _fixed_point(self, loss):
         """Public fixed-point scales and per-record sensitivities of ``(g, h)`` sums.
@@ -349,20 +354,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- one tree -----------------------------------------------------------------------
 
-    def _histograms(self, ctx, rows):
-        """Exact int64 (n_features, n_bins, 2) sums of the node ``rows``."""
-        out = np.zeros((ctx.n_features, self.n_bins, 2), dtype=np.int64)
-        if ctx.executor is None or rows.shape[0] < _THREAD_MIN_ROWS:
-            _histogram.node_histogram(ctx.codes_by_feature, rows, ctx.stats, out)
-            return out
-        cuts = np.linspace(0, ctx.n_features, ctx.n_threads + 1).astype(int)
-        jobs = [ctx.executor.submit(_histogram.node_histogram, ctx.codes_by_feature, rows,
-                                    ctx.stats, out, int(a), int(b))
-                for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-        for job in jobs:
-            job.result()
-        return out
-
     def _noisy_histograms(self, ctx, exact, budget, rng):
         """Release the (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes."""
         g = exact[..., 0] / ctx.g_scale
@@ -383,49 +374,38 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         f, b = np.unravel_index(int(np.argmax(gain)), gain.shape)
         return int(f), int(b), float(left[f, b, 1]), float(right[f, b, 1])
 
-    def _grow(self, ctx, rng_structure, rng_noise):
-        """Grow one full tree of depth ``max_depth`` over ``ctx.rows`` (reordered in place).
+    def _grow(self, ctx, rows, k, rng_structure, rng_noise, rng_sample):
+        """Grow one full tree of depth ``max_depth`` for output ``k`` on ``rows`` (any
+        source's rows: their statistics are exact integers, the same for every source).
 
-        Returns the node arrays, the leaf segments of ``ctx.rows`` and the leaf values.
+        Returns the heap arrays ``feature``, ``bin_threshold`` and the leaf values.
         """
         depth = self.max_depth
         n_internal = 2**depth - 1
-        # Rows in increasing order: every node's slice is then sorted (the partition is
-        # stable), so histograms read the codes nearly sequentially.
-        ctx.rows[:] = ctx.all_rows
         feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
         bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
-        # Nodes in heap order: children of i are 2i+1, 2i+2. segments[i] = (start, stop).
-        starts = np.zeros(2 * n_internal + 2, dtype=np.intp)
-        stops = np.zeros(2 * n_internal + 2, dtype=np.intp)
-        stops[0] = ctx.rows.shape[0]
         noisy = {}  # node -> released (n_features, n_bins, 2) histogram
         private_levels = self._private_levels()
         if private_levels < depth:
             random_feature, random_bin = draw_random_structure(
                 rng_structure, ctx.n_features, self.n_bins, depth)
+        rows.start_tree(k, feature, bin_threshold, rng_sample, self.subsample)
         for level in range(depth):
             nodes = range(2**level - 1, 2 ** (level + 1) - 1)
             if level < private_levels:
-                self._release_level(ctx, nodes, noisy, starts, stops, rng_noise)
+                self._release_level(ctx, rows, level, nodes, noisy, rng_noise)
             for node in nodes:
                 if level < private_levels:
                     f, b, mass_left, mass_right = self._best_split(noisy[node])
                 else:
                     f, b = int(random_feature[node]), int(random_bin[node])
                 feature[node], bin_threshold[node] = f, b
-                start, stop = starts[node], stops[node]
-                n_left = _histogram.partition(ctx.codes_by_feature, ctx.rows[start:stop], f, b)
-                starts[2 * node + 1], stops[2 * node + 1] = start, start + n_left
-                starts[2 * node + 2], stops[2 * node + 2] = start + n_left, stop
                 if level + 1 < private_levels:
                     # The child with the smaller noisy Hessian mass is measured next level.
                     noisy[node] = (noisy[node], 2 * node + 1 if mass_left <= mass_right
                                    else 2 * node + 2)
-        leaves = np.arange(n_internal, 2 * n_internal + 1)
-        seg = np.append(starts[leaves], stops[leaves[-1]])
-        sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
-        _histogram.segment_sums(ctx.rows, ctx.stats, seg, sums)
+            rows.split(level)
+        sums = rows.leaf_sums()
         subsampled = ctx.plan.subsample is not None
         g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
                              ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise,
@@ -438,9 +418,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         values = -g / (np.maximum(h, 0.0) + ctx.leaf_regulariser)
         if self.leaf_clip is not None:
             values = np.clip(values, -self.leaf_clip, self.leaf_clip)
-        return feature, bin_threshold, seg, values
+        return feature, bin_threshold, values
 
-    def _release_level(self, ctx, nodes, noisy, starts, stops, rng):
+    def _release_level(self, ctx, rows, level, nodes, noisy, rng):
         """Release the histograms one private level needs (one release per level)."""
         fresh = []
         for node in nodes:
@@ -451,7 +431,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 parent_hist, measured = noisy[parent]
                 if node == measured:
                     fresh.append(node)
-        exact = np.stack([self._histograms(ctx, ctx.rows[starts[n]:stops[n]]) for n in fresh])
+        exact = rows.histograms(level, fresh)
         released = self._noisy_histograms(ctx, exact, ctx.level_budget, rng)
         for node, hist in zip(fresh, released):
             noisy[node] = hist
@@ -468,11 +448,11 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- fit ----------------------------------------------------------------------------
 
-    def _fit(self, params, targets, loss, init_values, n_init_cells, leaks, binner, codes):
-        """Boost on binned ``codes``; ``targets`` is what ``loss.gradients`` reads."""
+    def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
+        """Boost on the binned rows of ``source`` (any source: the same model)."""
         epsilon, delta = params
         accountant = self._resolve_accountant()
-        n, n_features = codes.shape
+        n, n_features = source.n_samples, source.n_features
         warn_weak_delta(delta, n)
         n_trees = self.n_estimators * loss.n_outputs
         plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
@@ -498,51 +478,35 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
 
         ctx = _Context(
-            codes_by_feature=np.ascontiguousarray(codes.T), n_features=n_features,
-            rows=np.arange(n, dtype=np.intp), all_rows=np.arange(n, dtype=np.intp),
-            stats=np.empty((2, n), dtype=np.int64),
-            plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
+            n_features=n_features, plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
             g_sens=g_sens, h_sens=h_sens,
-            leaf_budget=leaf_budget, level_budget=level_budget, n_threads=self.n_jobs,
+            leaf_budget=leaf_budget, level_budget=level_budget,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
                 g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
         )
-        if loss.constant_hessian:
-            ctx.stats[1].fill(1)
-
-        raw = np.tile(init, (n, 1))
         trees = []
         step = self.learning_rate / self.batch_size
         with ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else nullcontext() as executor:
-            ctx.executor = executor
+            rows = source.boosting_rows(loss, fixed, init, self.n_bins, self.n_jobs, executor)
             for round_ in range(self.n_estimators):
                 if round_ % self.batch_size == 0:
-                    state = loss.round_state(raw)
-                    pending = np.zeros((loss.n_outputs, n))  # this batch's updates
+                    rows.start_batch()
                 round_trees = []
                 for k in range(loss.n_outputs):
-                    if rng_sample is not None:  # Poisson sample: each row w.p. subsample
-                        ctx.all_rows = poisson_sample(n, self.subsample, rng_sample)
-                        ctx.rows = np.empty_like(ctx.all_rows)
-                    fixed.to_stats(*loss.gradients(targets, state, k), ctx.stats)
-                    feature, bin_threshold, seg, values = self._grow(ctx, rng_structure,
-                                                                     rng_noise)
+                    feature, bin_threshold, values = self._grow(ctx, rows, k, rng_structure,
+                                                                rng_noise, rng_sample)
                     tree = full_tree(binner, feature, bin_threshold, values)
-                    if rng_sample is None:
-                        _histogram.add_segment_values(ctx.rows, seg, values, step, pending[k])
-                    else:  # rows outside the sample are routed through the tree
-                        _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold,
-                                                   tree.left, tree.right, tree.value, step,
-                                                   pending[k])
+                    rows.add_tree(k, tree, values, step)
                     round_trees.append(tree)
                 trees.append(round_trees)
                 if round_ % self.batch_size == self.batch_size - 1 or \
                         round_ == self.n_estimators - 1:
-                    raw += pending.T
+                    rows.end_batch()
                 if self.verbose:
                     spent, _ = plan.spent()
                     print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
                           f"epsilon spent {spent:.4f} (delta {delta:g})", flush=True)
+            rows.close()
 
         self.estimators_ = trees
         self._step = step
@@ -597,59 +561,74 @@ class _Context:
 
 class _SquaredErrorFit:
     """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
-    and rescaled to [0, 1]; ``_fit`` does the boosting."""
+    and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
 
     def fit(self, X, y):
         """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        ``X`` may be an array, a ``numpy.memmap`` or :class:`dptrees.Blocks` (read in
+        blocks, never copied as float64), or a Dask array or dataframe (statistics
+        computed where its partitions live); the model is the same for each.
 
         Returns
         -------
         self
         """
         params = self._check_params()
-        X = check_features(X)
-        y = check_targets_regression(y, X.shape[0])
-        binner, codes, leaks = self._bin(X)
-        y_bounds = check_y_bounds(self.y_bounds, y)
-        if y_bounds.leak is not None:
-            leaks.append(y_bounds.leak)
-        lower, upper = y_bounds.lower, y_bounds.upper
-        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
-        # The starting sum, as an exact fixed-point integer over its own scale.
-        units, scale = fixed_point_sum(y01, bounds=(0.0, 1.0),
-                                       scale=fixed_point_scale((0.0, 1.0), _MAX_ROWS))
-        total = units / scale
-        self._fit(params, y01, SquaredError(), (total, y01.shape[0]), 2, leaks, binner, codes)
+        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
+                             blockwise=self._blockwise)
+        try:
+            source.check_regression_targets()
+            binner, leaks = self._binner(source)
+            y_bounds = check_y_bounds(
+                self.y_bounds, source.target_minmax() if self.y_bounds is None else None)
+            if y_bounds.leak is not None:
+                leaks.append(y_bounds.leak)
+            lower, upper = y_bounds.lower, y_bounds.upper
+            source.encode_regression(lower, upper)
+            source.bin(binner)
+            # The starting sum, as an exact fixed-point integer over its own scale.
+            scale = fixed_point_scale((0.0, 1.0), _MAX_ROWS)
+            total = source.target_fixed_sum(scale) / scale
+            self._fit(params, source, SquaredError(), (total, source.n_samples), 2, leaks,
+                      binner)
+        finally:
+            source.close()
         self.y_bounds_ = (lower, upper)
         return self
 
 
 class _LogLossFit:
     """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
-    ``_fit`` does the boosting."""
+    ``_fit`` does the boosting on a source of rows."""
 
     def fit(self, X, y):
         """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        ``X`` may be an array, a ``numpy.memmap`` or :class:`dptrees.Blocks` (read in
+        blocks, never copied as float64), or a Dask array or dataframe (statistics
+        computed where its partitions live); the model is the same for each.
 
         Returns
         -------
         self
         """
         params = self._check_params()
-        X = check_features(X)
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
-        encoding = check_classes(self.classes, y, n_samples=X.shape[0])
-        binner, codes, leaks = self._bin(X)
-        if encoding.leak is not None:
-            leaks.append(encoding.leak)
-        n_classes = len(encoding.classes)
-        labels = np.asarray(encoding.y, dtype=np.intp)
-        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-        counts = np.bincount(labels, minlength=n_classes).astype(float)
-        targets = labels.astype(float) if n_classes == 2 else labels
-        self._fit(params, targets, loss, counts, n_classes, leaks, binner, codes)
-        self.classes_ = encoding.classes
+        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
+                             blockwise=self._blockwise)
+        try:
+            classes, class_leak = source.encode_classes(self.classes)
+            binner, leaks = self._binner(source)
+            if class_leak is not None:
+                leaks.append(class_leak)
+            n_classes = len(classes)
+            loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+            source.bin(binner)
+            counts = source.class_counts(n_classes).astype(float)
+            self._fit(params, source, loss, counts, n_classes, leaks, binner)
+        finally:
+            source.close()
+        self.classes_ = classes
         self._loss = loss
         return self
 

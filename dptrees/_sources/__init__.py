@@ -1,0 +1,81 @@
+"""Sources of rows for the tree engine: in memory, in blocks from disk, on Dask.
+
+A source holds the training rows wherever they are and computes, on request, the exact
+int64 statistics the estimators release (class counts, target sums, per-node gradient
+histograms and leaf sums). Bins are data-independent and every statistic is an exact
+integer sum, so the statistics of any split of the rows (into blocks on disk, Dask
+partitions) add up to those of all rows at once, bit for bit: the estimator adds the
+noise once, to the total, in the process that holds the generator, and the fitted model
+is the same from every source. No source adds noise or releases anything.
+
+* :class:`~dptrees._sources._array.ArraySource`: rows in memory (the fast path);
+* :class:`~dptrees._sources._blocks.BlockSource`: a ``numpy.memmap`` or any array too
+  large to copy, read block by block (:class:`Blocks` chooses the block size);
+* :class:`~dptrees._sources._dask.DaskSource`: Dask arrays and dataframes, statistics
+  computed on the workers.
+"""
+
+import numpy as np
+
+from dptrees._sources._array import ArraySource
+from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
+
+__all__ = ["ArraySource", "BlockSource", "Blocks", "open_source"]
+
+
+class Blocks:
+    """Train on ``X`` block by block instead of copying it into memory.
+
+    ``fit(Blocks(X), y)`` reads ``block_rows`` rows of ``X`` at a time, validates and bins
+    them, and keeps only their bin codes (one byte per value, in a temporary file under
+    ``cache_dir``); the features are never held as float64 as a whole. A ``numpy.memmap``
+    passed to ``fit`` directly is read this way too. The model is the same as from
+    the array in memory.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Anything that slices into numpy arrays by rows: ``numpy.memmap``, HDF5, Zarr.
+    block_rows : int, default=131072
+        Rows per block.
+    cache_dir : str or None, default=None
+        Directory for the temporary bin codes (None: the system's temporary directory).
+    """
+
+    def __init__(self, X, *, block_rows=DEFAULT_BLOCK_ROWS, cache_dir=None):
+        self.X = X
+        self.block_rows = block_rows
+        self.cache_dir = cache_dir
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def __len__(self):
+        return self.X.shape[0]
+
+
+def _is_dask(obj):
+    return hasattr(obj, "__dask_graph__") and obj.__dask_graph__() is not None
+
+
+def open_source(X, y, *, n_jobs=1, blockwise=True):
+    """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps and
+    :class:`Blocks` in blocks, anything else in memory. ``blockwise=False`` (estimators
+    not on the engine yet): memmaps and :class:`Blocks` are read into memory, Dask
+    collections refused."""
+    if not blockwise:
+        if _is_dask(X) or _is_dask(y):
+            raise TypeError("this estimator does not train on Dask collections yet: pass "
+                            "a numpy array (or use DPGradientBoostingClassifier/Regressor)")
+        return ArraySource(X.X if isinstance(X, Blocks) else X, y)
+    if _is_dask(X) or _is_dask(y):
+        from dptrees._sources._dask import DaskSource
+
+        return DaskSource(X, y)
+    if isinstance(X, Blocks):
+        return BlockSource(X.X, y, block_rows=X.block_rows, cache_dir=X.cache_dir,
+                           n_jobs=n_jobs)
+    if isinstance(X, np.memmap):
+        return BlockSource(X, y, n_jobs=n_jobs)
+    return ArraySource(X, y)

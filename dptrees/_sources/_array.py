@@ -1,0 +1,167 @@
+"""Rows in memory: the fast path, with the statistics of every other source.
+
+The features are validated and binned at once; a tree's rows are kept as one index
+array, partitioned in place node by node (stable), so a node's histogram reads only its
+own rows and no routing is repeated. The statistics are the same exact integers the
+blockwise sources compute by routing (:mod:`dptrees._sources._blockwise`), so the fitted
+model is the same bit for bit.
+"""
+
+import numpy as np
+
+from dptrees._core import _histogram
+from dptrees._sources import _rows
+from dptrees.validation import (
+    check_classes,
+    check_features,
+    check_targets_regression,
+)
+
+__all__ = ["ArraySource", "ArrayBoostingRows"]
+
+# Below this many rows of a node a histogram is not worth splitting across threads.
+_THREAD_MIN_ROWS = 50_000
+
+
+class ArraySource:
+    """All rows of ``X`` and ``y`` in memory (``X`` validated as C-contiguous float64)."""
+
+    def __init__(self, X, y):
+        self.X = check_features(X)
+        self.n_samples, self.n_features = self.X.shape
+        self.y = y
+        self.codes = None
+
+    def close(self):
+        self.X = self.y = self.codes = None
+
+    def feature_minmax(self):
+        return np.stack([self.X.min(axis=0), self.X.max(axis=0)])
+
+    def check_regression_targets(self):
+        self.y = check_targets_regression(self.y, self.n_samples)
+
+    def target_minmax(self):
+        return np.array([self.y.min(), self.y.max()])
+
+    def encode_regression(self, lower, upper):
+        self.labels = _rows.block_y01(self.y, lower, upper)
+
+    def encode_classes(self, classes, name="classes"):
+        if self.y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(classes, self.y, n_samples=self.n_samples, name=name)
+        self.labels = np.asarray(encoding.y, dtype=np.intp)
+        return encoding.classes, encoding.leak
+
+    def bin(self, binner):
+        self.codes = binner.transform(self.X)
+
+    def class_counts(self, n_classes):
+        return _rows.block_class_counts(self.labels, n_classes)
+
+    def target_fixed_sum(self, scale):
+        return _rows.block_fixed_units(self.labels, scale)
+
+    def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
+        return ArrayBoostingRows(self, loss, fixed, init, n_bins, n_jobs, executor)
+
+
+class ArrayBoostingRows:
+    """Gradient boosting's view of in-memory rows; the interface every source's rows
+    implement for the grower in :mod:`dptrees.boosting._gradient`:
+
+    * ``start_batch()``: gradients read the scores as they are now, until ``end_batch``;
+    * ``start_tree(k, feature, bin_threshold, sample_rng, probability)``: a tree for
+      output ``k`` whose heap arrays will be filled level by level; with ``sample_rng``,
+      a Poisson sample of the rows (rate ``probability``) drawn from it in row order;
+    * ``histograms(level, nodes)``: exact ``(len(nodes), n_features, n_bins, 2)`` sums of
+      fixed-point ``(g, h)`` of those nodes of ``level`` (heap ids);
+    * ``split(level)``: the nodes of ``level`` have their split now;
+    * ``leaf_sums()``: exact ``(n_leaves, 2)`` sums of the complete tree's leaves;
+    * ``add_tree(k, tree, values, step)``: add ``step`` times the leaf values to output
+      ``k``'s pending scores; ``end_batch()`` adds the pending scores.
+    """
+
+    def __init__(self, source, loss, fixed, init, n_bins, n_jobs=1, executor=None):
+        n = source.n_samples
+        self.loss, self.fixed, self.n_bins = loss, fixed, n_bins
+        self.codes = source.codes
+        self.codes_by_feature = np.ascontiguousarray(source.codes.T)
+        self.n_features = source.n_features
+        self.targets = _rows.loss_targets(source.labels, loss)
+        self.n_jobs, self.executor = n_jobs, executor
+        self.stats = np.empty((2, n), dtype=np.int64)
+        if loss.constant_hessian:
+            self.stats[1].fill(1)
+        self.raw = np.repeat(np.asarray(init, dtype=np.float64)[:, None], n, axis=1)
+        self.all_rows = np.arange(n, dtype=np.intp)  # the rows every tree starts from
+
+    def start_batch(self):
+        self.state = self.loss.round_state(self.raw.T)
+        self.pending = np.zeros_like(self.raw)
+
+    def start_tree(self, k, feature, bin_threshold, sample_rng=None, probability=None):
+        n = self.raw.shape[1]
+        self.sampled = sample_rng is not None
+        if self.sampled:  # each row independently w.p. probability, in row order
+            self.all_rows = _rows.poisson_sample(n, probability, sample_rng)
+        g, h = self.loss.gradients(self.targets, self.state, k)
+        self.fixed.to_stats(g, None if self.loss.constant_hessian else h, self.stats)
+        self.feature, self.bin_threshold = feature, bin_threshold
+        # Rows in increasing order: every node's slice is then sorted (the partition is
+        # stable), so histograms read the codes nearly sequentially.
+        self.rows = self.all_rows.copy()
+        n_nodes = feature.shape[0]
+        self.starts = np.zeros(n_nodes + 1, dtype=np.intp)
+        self.stops = np.zeros(n_nodes + 1, dtype=np.intp)
+        self.stops[0] = self.rows.shape[0]
+
+    def split(self, level):
+        for node in range(2**level - 1, 2 ** (level + 1) - 1):
+            start, stop = self.starts[node], self.stops[node]
+            n_left = _histogram.partition(self.codes_by_feature, self.rows[start:stop],
+                                          int(self.feature[node]),
+                                          int(self.bin_threshold[node]))
+            self.starts[2 * node + 1], self.stops[2 * node + 1] = start, start + n_left
+            self.starts[2 * node + 2], self.stops[2 * node + 2] = start + n_left, stop
+
+    def _histogram(self, rows):
+        out = np.zeros((self.n_features, self.n_bins, 2), dtype=np.int64)
+        if self.executor is None or rows.shape[0] < _THREAD_MIN_ROWS:
+            _histogram.node_histogram(self.codes_by_feature, rows, self.stats, out)
+            return out
+        cuts = np.linspace(0, self.n_features, self.n_jobs + 1).astype(int)
+        jobs = [self.executor.submit(_histogram.node_histogram, self.codes_by_feature, rows,
+                                     self.stats, out, int(a), int(b))
+                for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        for job in jobs:
+            job.result()
+        return out
+
+    def histograms(self, level, nodes):
+        return np.stack([self._histogram(self.rows[self.starts[v]:self.stops[v]])
+                         for v in nodes])
+
+    def leaf_sums(self):
+        n_internal = (self.feature.shape[0] - 1) // 2
+        leaves = np.arange(n_internal, 2 * n_internal + 1)
+        self.seg = np.append(self.starts[leaves], self.stops[leaves[-1]])
+        sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
+        _histogram.segment_sums(self.rows, self.stats, self.seg, sums)
+        return sums
+
+    def add_tree(self, k, tree, values, step):
+        if not self.sampled:
+            _histogram.add_segment_values(self.rows, self.seg, values, step, self.pending[k])
+        else:  # rows outside the sample are routed through the tree
+            _histogram.add_leaf_values(self.codes, tree.feature, tree.bin_threshold,
+                                       tree.left, tree.right, tree.value, step,
+                                       self.pending[k])
+
+    def end_batch(self):
+        self.raw += self.pending
+        self.pending = None
+
+    def close(self):
+        self.stats = self.raw = self.rows = self.codes_by_feature = None

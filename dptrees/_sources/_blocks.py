@@ -1,0 +1,133 @@
+"""Rows too large to copy: a numpy memmap (or any sliceable array) read block by block.
+
+Each block of ``block_rows`` rows is read, validated and binned on its own, so the
+features are never materialised as float64 (one block at a time is). The bin codes and
+the encoded targets go to files in a temporary directory, read back through memmaps:
+their pages are the operating system's file cache, not the process's anonymous memory,
+so a fit's resident memory grows with the scores (8 bytes per row and output), not with
+the data. Blocks run on ``n_jobs`` threads (the compiled kernels release the GIL); the
+integer results are the same whatever the threads or the block size.
+"""
+
+import os
+import tempfile
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from dptrees._sources._blockwise import BlockwiseSource
+
+__all__ = ["BlockSource", "DEFAULT_BLOCK_ROWS"]
+
+#: Rows per block when none is given: about 10 MB of float64 features for 10 features.
+DEFAULT_BLOCK_ROWS = 2**17
+
+
+class BlockSource(BlockwiseSource):
+    """Rows of ``X`` (and ``y``) in blocks of ``block_rows`` rows, processed in order.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Anything that slices into numpy blocks: a ``numpy.memmap``, an HDF5 or Zarr
+        array, a large in-memory array (never copied as a whole).
+    y : array-like of shape (n_samples,)
+    block_rows : int
+    n_jobs : int
+        Threads processing blocks.
+    cache_dir : str or None
+        Where the bin codes are kept on disk (a temporary directory inside it, removed
+        when the source is closed or garbage-collected); None: the system's temporary
+        directory.
+    """
+
+    inplace = True
+
+    def __init__(self, X, y, *, block_rows=DEFAULT_BLOCK_ROWS, n_jobs=1, cache_dir=None):
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2:
+            raise ValueError(f"X must be a 2D array, got shape {shape}")
+        self.n_samples, self.n_features = int(shape[0]), int(shape[1])
+        if self.n_samples == 0 or self.n_features == 0:
+            raise ValueError(f"X: Found array with shape {tuple(shape)}: at least 1 sample "
+                             "and 1 feature are required.")
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        if len(y) != self.n_samples:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                             f"[{self.n_samples}, {len(y)}]")
+        self.block_rows = int(block_rows)
+        if self.block_rows < 1:
+            raise ValueError(f"block_rows must be >= 1, got {block_rows!r}")
+        self.n_jobs = int(n_jobs)
+        starts = np.arange(0, self.n_samples, self.block_rows)
+        self.bounds = [(int(a), int(min(a + self.block_rows, self.n_samples))) for a in starts]
+        self.lengths = [b - a for a, b in self.bounds]
+        self.x_blocks = [_Slice(X, a, b) for a, b in self.bounds]
+        self.y_blocks = [_Slice(y, a, b) for a, b in self.bounds]
+        self._dir = tempfile.TemporaryDirectory(prefix="dptrees-", dir=cache_dir)
+        self._files = 0
+
+    def _map(self, fn, columns, common):
+        """``fn`` on every block, in order, at most ``2 n_jobs`` blocks in flight."""
+        def run(i):
+            return fn(*[_load(column[i]) for column in columns], **common)
+
+        n = len(columns[0])
+        if self.n_jobs == 1 or n == 1:
+            for i in range(n):
+                yield run(i)
+            return
+        with ThreadPoolExecutor(self.n_jobs) as pool:
+            in_flight = deque()
+            for i in range(n):
+                in_flight.append(pool.submit(run, i))
+                if len(in_flight) >= 2 * self.n_jobs:
+                    yield in_flight.popleft().result()
+            while in_flight:
+                yield in_flight.popleft().result()
+
+    def _reduce(self, fn, columns, **common):
+        return list(self._map(fn, columns, common))
+
+    def _sum(self, fn, columns, **common):
+        total = None
+        for part in self._map(fn, columns, common):
+            total = part if total is None else total + part
+        return total
+
+    def _keep(self, fn, columns, spill=False, **common):
+        if not spill:
+            return list(self._map(fn, columns, common))
+        store = None
+        for (a, b), part in zip(self.bounds, self._map(fn, columns, common)):
+            if store is None:
+                store = self._memmap(part.dtype, (self.n_samples,) + part.shape[1:])
+            store[a:b] = part
+        return [store[a:b] for a, b in self.bounds]
+
+    def _memmap(self, dtype, shape):
+        self._files += 1
+        path = os.path.join(self._dir.name, f"part{self._files}.bin")
+        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+
+    def close(self):
+        self.codes = self.labels = None
+        self._dir.cleanup()
+
+
+class _Slice:
+    """Rows ``a:b`` of an array, read when a block is processed."""
+
+    __slots__ = ("array", "a", "b")
+
+    def __init__(self, array, a, b):
+        self.array, self.a, self.b = array, a, b
+
+    def load(self):
+        return np.asarray(self.array[self.a:self.b])
+
+
+def _load(item):
+    return item.load() if isinstance(item, _Slice) else item

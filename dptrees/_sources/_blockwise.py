@@ -1,0 +1,184 @@
+"""Sources whose rows come in blocks: what they share, whatever runs the blocks.
+
+A blockwise source holds its rows as an ordered list of blocks (row slices of a memmap,
+partitions of a Dask collection). It never gathers the rows: every step is a function of
+:mod:`dptrees._sources._rows` run on each block where the block lives, either *kept*
+(per-block state such as bin codes or scores stays with the block) or *reduced* (exact
+integer results are added up on the caller's side). Subclasses say only how to run a
+function on every block (:meth:`_keep`, :meth:`_reduce`); the statistics, and so the
+fitted model, are the same bit for bit whatever the blocks and wherever they run.
+"""
+
+import numpy as np
+
+from dptrees._sources import _rows
+from dptrees.validation import check_classes
+
+__all__ = ["BlockwiseSource", "BlockwiseBoostingRows"]
+
+
+class BlockwiseSource:
+    """Rows in ordered blocks; see the module docstring.
+
+    Subclasses set ``n_samples``, ``n_features``, ``lengths`` (rows per block),
+    ``x_blocks`` and ``y_blocks`` (handles of the raw blocks), and implement
+    ``_keep(fn, columns, spill=False, **common)`` -> per-block handles (``spill``: large
+    per-row results that a local source keeps on disk rather than in memory) and
+    ``_reduce(fn, columns, **common)`` -> list of local results, in block order, where
+    ``columns`` is a list of per-block argument lists.
+    """
+
+    codes = None
+    labels = None
+
+    def _sum(self, fn, columns, **common):
+        parts = self._reduce(fn, columns, **common)
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return total
+
+    # -- preparation ---------------------------------------------------------------------
+
+    def feature_minmax(self):
+        parts = self._reduce(_rows.block_minmax, [self.x_blocks], n_features=self.n_features)
+        stacked = np.stack(parts)
+        return np.stack([stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)])
+
+    def encode_classes(self, classes, name="classes"):
+        """Encode the labels against the public ``classes`` (or those found, with a
+        ``PrivacyLeakWarning``); returns ``(classes, leak)``."""
+        if classes is None:
+            found = np.unique(np.concatenate(self._reduce(_rows.block_unique,
+                                                          [self.y_blocks])))
+            encoding = check_classes(None, found, name=name)
+        else:  # validates the public list (and a first block of labels against it)
+            first = self._reduce(_rows.block_head, [self.y_blocks[:1]])[0]
+            encoding = check_classes(classes, first, name=name)
+        self.labels = self._keep(_rows.block_label_codes, [self.y_blocks], spill=True,
+                                 classes=encoding.classes)
+        return encoding.classes, encoding.leak
+
+    def check_regression_targets(self):
+        """Targets are validated block by block when they are encoded."""
+
+    def target_minmax(self):
+        parts = np.stack(self._reduce(_rows.block_target_minmax, [self.y_blocks]))
+        return np.array([parts[:, 0].min(), parts[:, 1].max()])
+
+    def encode_regression(self, lower, upper):
+        """Store the targets clipped to ``[lower, upper]`` and rescaled to [0, 1]."""
+        self.labels = self._keep(_rows.block_y01, [self.y_blocks], spill=True, lower=lower,
+                                 upper=upper)
+
+    def bin(self, binner):
+        starts = np.cumsum([0] + list(self.lengths[:-1])).tolist()
+        self.codes = self._keep(_rows.bin_block, [self.x_blocks, starts], spill=True,
+                                binner=binner, n_features=self.n_features)
+        self.x_blocks = None  # the codes are all the fit reads from now on
+
+    def class_counts(self, n_classes):
+        return self._sum(_rows.block_class_counts, [self.labels], n_classes=n_classes)
+
+    def target_fixed_sum(self, scale):
+        return int(self._sum(_rows.block_fixed_units, [self.labels], scale=scale))
+
+    def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
+        return BlockwiseBoostingRows(self, loss, fixed, init, n_bins)
+
+
+def _start_scores(codes, init):
+    return np.repeat(np.asarray(init, dtype=np.float64)[:, None], codes.shape[0], axis=1)
+
+
+def _histogram_of_block(codes, labels, raw, packed, spec, routing, n_bins):
+    stats = _rows.block_gradient_stats(labels, raw, spec,
+                                       _rows.unpack_mask(packed, codes.shape[0]))
+    return _rows.block_histogram(codes, stats, routing, n_bins)
+
+
+def _sums_of_block(codes, labels, raw, packed, spec, routing):
+    stats = _rows.block_gradient_stats(labels, raw, spec,
+                                       _rows.unpack_mask(packed, codes.shape[0]))
+    return _rows.block_sums(codes, stats, routing)
+
+
+# Per-block state is updated in place where the blocks are views of the source's own
+# arrays (``inplace``), and replaced by a new array where they are Dask futures (tasks
+# must not change their inputs).
+
+
+def _add_tree(codes, pending, k, tree, step, inplace):
+    if not inplace:
+        pending = pending.copy()
+    _rows.block_add_values(codes, tree, step, pending[k])
+    return pending
+
+
+def _zeros_like(raw):
+    return np.zeros_like(raw)
+
+
+def _add(raw, pending, inplace):
+    if inplace:
+        raw += pending
+        return raw
+    return raw + pending
+
+
+class BlockwiseBoostingRows:
+    """Gradient boosting's view of a blockwise source: per-block scores kept with the
+    blocks, exact per-level histograms and leaf sums reduced to the caller.
+
+    Implements the rows interface the boosting grower reads (see
+    :class:`dptrees._sources._array.ArrayBoostingRows`).
+    """
+
+    def __init__(self, source, loss, fixed, init, n_bins):
+        self.source = source
+        self.loss = loss
+        self.fixed = fixed
+        self.n_bins = n_bins
+        self.raw = source._keep(_start_scores, [source.codes], init=init)
+        self.pending = None
+
+    def start_batch(self):
+        self.pending = self.source._keep(_zeros_like, [self.raw])
+
+    def start_tree(self, k, feature, bin_threshold, sample_rng=None, probability=None):
+        self.spec = _rows.GradientSpec(self.loss, self.fixed, k)
+        self.feature, self.bin_threshold = feature, bin_threshold
+        if sample_rng is None:
+            self.packed = [None] * len(self.source.lengths)
+        else:  # drawn block by block in row order: the same stream as all rows at once
+            self.packed = [np.packbits(sample_rng.random(m) < probability)
+                           for m in self.source.lengths]
+
+    def split(self, level):
+        """The nodes of ``level`` are now split (``feature``, ``bin_threshold`` set)."""
+
+    def histograms(self, level, nodes):
+        routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
+        src = self.source
+        return src._sum(_histogram_of_block, [src.codes, src.labels, self.raw, self.packed],
+                        spec=self.spec, routing=routing, n_bins=self.n_bins)
+
+    def leaf_sums(self):
+        depth = int(np.log2(self.feature.shape[0] + 1)) - 1
+        leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
+        routing = _rows.heap_routing(self.feature, self.bin_threshold, depth, leaves)
+        src = self.source
+        return src._sum(_sums_of_block, [src.codes, src.labels, self.raw, self.packed],
+                        spec=self.spec, routing=routing)
+
+    def add_tree(self, k, tree, values, step):
+        self.pending = self.source._keep(_add_tree, [self.source.codes, self.pending], k=k,
+                                         tree=tree, step=step, inplace=self.source.inplace)
+
+    def end_batch(self):
+        self.raw = self.source._keep(_add, [self.raw, self.pending],
+                                     inplace=self.source.inplace)
+        self.pending = None
+
+    def close(self):
+        self.raw = self.pending = None

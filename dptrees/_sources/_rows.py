@@ -1,0 +1,218 @@
+"""The work one block of rows does for the engine: binning, targets, exact statistics.
+
+Every function here reads one block of rows (a slice of a memmap, a Dask partition, an
+in-memory array) and returns exact integers, or updates per-row state of that block only.
+The block sources (:mod:`dptrees._sources._blocks`, :mod:`dptrees._sources._dask`) call
+them block by block, or partition by partition on Dask workers, and add the integer
+results up: integer sums do not depend on how the rows are split or in which order the
+parts are added, so every source gives the same statistics, bit for bit, as the rows
+taken at once. Nothing here adds noise: the one process that holds the generator does.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from dptrees._core import _histogram
+from dptrees.mechanisms import fixed_point_sum
+from dptrees.validation import check_classes, check_features, check_targets_regression, clip
+
+__all__ = [
+    "GradientSpec",
+    "Routing",
+    "bin_block",
+    "block_add_values",
+    "block_class_counts",
+    "block_fixed_units",
+    "block_gradient_stats",
+    "block_head",
+    "block_histogram",
+    "block_label_codes",
+    "block_minmax",
+    "block_sums",
+    "block_target_minmax",
+    "block_unique",
+    "block_y01",
+    "heap_routing",
+    "label_dtype",
+    "poisson_sample",
+    "unpack_mask",
+]
+
+
+class Routing(NamedTuple):
+    """A partially grown tree as routing arrays, and which nodes' statistics to take.
+
+    ``slot_of_node[v]`` is the slot (index into the output) of node ``v``, -1 for nodes
+    whose rows are not wanted. Nodes not yet split have ``left == -1``.
+    """
+
+    feature: np.ndarray
+    bin_threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    slot_of_node: np.ndarray
+
+    @property
+    def n_slots(self):
+        return int(self.slot_of_node.max()) + 1
+
+
+def heap_routing(feature, bin_threshold, level, wanted):
+    """Routing of a complete (heap-ordered) tree whose levels above ``level`` are split.
+
+    ``feature``, ``bin_threshold``: the heap arrays (children of ``i`` are ``2i + 1`` and
+    ``2i + 2``); ``wanted``: heap ids of nodes of ``level``, slot ``j`` for ``wanted[j]``.
+    """
+    n_nodes = feature.shape[0]
+    n_split = 2**level - 1
+    left = np.full(n_nodes, -1, dtype=np.int32)
+    right = np.full(n_nodes, -1, dtype=np.int32)
+    internal = np.arange(n_split, dtype=np.int32)
+    left[:n_split], right[:n_split] = 2 * internal + 1, 2 * internal + 2
+    slot_of_node = np.full(n_nodes, -1, dtype=np.intp)
+    slot_of_node[np.asarray(wanted, dtype=np.intp)] = np.arange(len(wanted))
+    return Routing(np.ascontiguousarray(feature, dtype=np.int32),
+                   np.ascontiguousarray(bin_threshold, dtype=np.int32), left, right,
+                   slot_of_node)
+
+
+# -- preparation ---------------------------------------------------------------------------
+
+
+def bin_block(X_block, start, binner, n_features):
+    """Validate one block of features (finite, numeric, ``n_features`` columns) and return
+    its uint8 bin codes; the block is converted to float64 one block at a time only.
+    ``start``: the block's first row, for messages."""
+    try:
+        X = check_features(X_block, n_features=n_features)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (in the block of rows starting at row {start})") from None
+    return binner.transform(X)
+
+
+def block_minmax(X_block, n_features):
+    """Per-feature ``[min, max]`` of a validated block (reading bounds from data: a leak
+    the caller reports)."""
+    X = check_features(X_block, n_features=n_features)
+    return np.stack([X.min(axis=0), X.max(axis=0)])
+
+
+def block_unique(y_block):
+    """The distinct labels of a block (reading classes from data: a leak the caller
+    reports)."""
+    return np.unique(np.asarray(y_block))
+
+
+def block_head(y_block, n=1024):
+    """The first labels of a block, to validate a public class list against."""
+    return np.asarray(y_block[:n])
+
+
+def label_dtype(n_classes):
+    """The smallest unsigned integer type that holds ``n_classes`` class indices."""
+    return np.uint8 if n_classes <= 256 else (np.uint16 if n_classes <= 65536 else np.intp)
+
+
+def block_label_codes(y_block, classes):
+    """Class indices of a block of labels against the public (sorted) ``classes``; the
+    validation and messages of :func:`dptrees.validation.check_classes`."""
+    codes = check_classes(classes, y_block, n_samples=len(y_block)).y
+    return codes.astype(label_dtype(len(classes)))
+
+
+def block_y01(y_block, lower, upper):
+    """Regression targets of a block clipped to the public bounds and rescaled to [0, 1]
+    (exactly the in-memory path's arithmetic)."""
+    y = check_targets_regression(y_block, len(y_block))
+    return np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+
+
+def block_target_minmax(y_block):
+    """``[min, max]`` of a block of regression targets (reading the target bounds from
+    data: a leak the caller reports)."""
+    y = check_targets_regression(y_block, len(y_block))
+    return np.array([y.min(), y.max()])
+
+
+def block_class_counts(labels, n_classes):
+    """Exact class counts of a block of class indices."""
+    return np.bincount(np.asarray(labels, dtype=np.intp), minlength=n_classes).astype(np.int64)
+
+
+def block_fixed_units(y01, scale):
+    """Exact fixed-point sum (integer units of ``1 / scale``) of targets in [0, 1]."""
+    return fixed_point_sum(np.asarray(y01), bounds=(0.0, 1.0), scale=scale)[0]
+
+
+# -- boosting ------------------------------------------------------------------------------
+
+
+class GradientSpec(NamedTuple):
+    """What turns a block's raw scores and targets into fixed-point ``(g, h)`` for output
+    ``k``: the loss, the public clipping and fixed-point scales (``_FixedPoint``)."""
+
+    loss: object
+    fixed: object
+    k: int
+
+
+def loss_targets(labels, loss):
+    """The targets ``loss.gradients`` reads, from stored labels or rescaled targets."""
+    if loss.n_outputs > 1:
+        return np.asarray(labels, dtype=np.intp)
+    return np.asarray(labels, dtype=np.float64)
+
+
+def block_gradient_stats(targets, raw, spec, mask=None):
+    """int64 ``(2, m)`` clipped fixed-point gradients and Hessians of a block.
+
+    ``raw``: the block's scores, shape ``(n_outputs, m)`` (those of the current batch's
+    start); ``mask``: the rows of the tree's Poisson sample (others get 0, so they add
+    nothing to any sum).
+    """
+    loss, fixed, k = spec
+    state = loss.round_state(raw.T)
+    g, h = loss.gradients(loss_targets(targets, loss), state, k)
+    stats = np.empty((2, raw.shape[1]), dtype=np.int64)
+    if loss.constant_hessian:
+        stats[1].fill(1)
+        h = None
+    fixed.to_stats(g, h, stats)
+    if mask is not None:
+        stats[:, ~mask] = 0
+    return stats
+
+
+def poisson_sample(n, probability, rng):
+    """Indices of a Poisson sample of ``range(n)``: each independently w.p. ``probability``
+    (the sampling the subsampled accounting assumes), drawn from ``rng`` alone. Blocks
+    draw ``rng.random(m) < probability`` in row order: the same stream, the same sample."""
+    return np.flatnonzero(rng.random(n) < probability)
+
+
+def unpack_mask(packed, m):
+    """A block's Poisson sample from its packed bits (None: every row)."""
+    if packed is None:
+        return None
+    return np.unpackbits(packed, count=m).view(bool)
+
+
+def block_histogram(codes, stats, routing, n_bins):
+    """Exact ``(n_slots, n_features, n_bins, n_stats)`` sums of the block's rows by node."""
+    out = np.zeros((routing.n_slots, codes.shape[1], n_bins, stats.shape[0]), dtype=np.int64)
+    _histogram.routed_histogram(codes, stats, *routing, out)
+    return out
+
+
+def block_sums(codes, stats, routing):
+    """Exact ``(n_slots, n_stats)`` sums of the block's rows by node."""
+    out = np.zeros((routing.n_slots, stats.shape[0]), dtype=np.int64)
+    _histogram.routed_sums(codes, stats, *routing, out)
+    return out
+
+
+def block_add_values(codes, tree, step, out):
+    """``out[i] += step * value[leaf(i)]`` for the rows of a block (a fitted tree)."""
+    _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold, tree.left,
+                               tree.right, tree.value, step, out)

@@ -1,0 +1,249 @@
+"""Sources of rows: the same model from memory, from a memmap in blocks, from Dask.
+
+* The routing kernels (``routed_histogram``, ``routed_sums``) give the exact sums of the
+  in-memory kernels (``node_histogram``, ``segment_sums``) for any split into blocks, and
+  refuse inputs that would index out of bounds.
+* DP gradient boosting, every family (binary, multiclass, regression) and every split
+  mode, with subsampling and batches: bit-identical models from an array, from a memmap
+  read in blocks smaller than the data (1 and 2 threads), and from Dask arrays and
+  dataframes on a ``LocalCluster`` of two worker processes, with any partitioning.
+* Bad data in a block (NaN, a label outside the public classes) raises before anything
+  is spent; a memmap's blocks are binned to a file, never held as float64 as a whole.
+"""
+
+import numpy as np
+import pytest
+
+from dptrees import (
+    Blocks,
+    BudgetAccountant,
+    DPExplainableBoostingClassifier,
+    DPGradientBoostingClassifier,
+    DPGradientBoostingRegressor,
+)
+from dptrees._core import _histogram
+from dptrees._sources import BlockSource, _rows
+
+N, P = 3001, 5
+
+
+def make_data(n=N, p=P, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    y_binary = (X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=n) > 1).astype(int)
+    y_multi = np.minimum((X[:, 0] * 3 + 0.3 * rng.normal(size=n)).astype(int), 2).clip(0)
+    y_reg = 3 * X[:, 0] - 2 * X[:, 2] + rng.normal(size=n)
+    return X, y_binary, y_multi, y_reg
+
+
+@pytest.fixture(scope="module")
+def memmap_data(tmp_path_factory):
+    """The features as a float32 memmap on disk, and the same values as float64."""
+    X, *targets = make_data()
+    path = tmp_path_factory.mktemp("memmap") / "X.f32"
+    mm = np.memmap(path, dtype=np.float32, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    return np.memmap(path, dtype=np.float32, mode="r", shape=X.shape), targets
+
+
+def estimators():
+    common = dict(bounds=(0.0, 1.0), max_depth=3, random_state=11)
+    yield "binary", DPGradientBoostingClassifier(n_estimators=4, classes=[0, 1], **common)
+    yield "multi", DPGradientBoostingClassifier(n_estimators=2, classes=[0, 1, 2], **common)
+    yield "reg", DPGradientBoostingRegressor(n_estimators=4, y_bounds=(-3.0, 4.0),
+                                             batch_size=2, **common)
+
+
+SETTINGS = [dict(split="random"), dict(split="private"), dict(split="hybrid"),
+            dict(split="random", subsample=0.3)]
+
+
+def pick(kind, targets):
+    return dict(zip(["binary", "multi", "reg"], targets))[kind]
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def test_routed_kernels_equal_the_in_memory_kernels_for_any_blocks():
+    rng = np.random.default_rng(1)
+    n, p, n_bins = 1000, 4, 8
+    codes = rng.integers(0, n_bins, size=(n, p)).astype(np.uint8)
+    stats = rng.integers(-1000, 1000, size=(2, n)).astype(np.int64)
+    feature = np.array([2, 0, 3, -1, -1, -1, -1], dtype=np.int32)
+    bin_threshold = np.array([3, 5, 1, -1, -1, -1, -1], dtype=np.int32)
+    wanted = [3, 4, 5, 6]
+    routing = _rows.heap_routing(feature, bin_threshold, 2, wanted)
+    # in memory: partition the rows node by node, histogram each leaf's slice
+    rows = np.arange(n, dtype=np.intp)
+    cut = _histogram.partition(codes.T.copy(), rows, 2, 3)
+    segments = [(0, cut), (cut, n)]
+    leaves = []
+    for (a, b), f, t in zip(segments, (0, 3), (5, 1)):
+        m = _histogram.partition(codes.T.copy(), rows[a:b], f, t)
+        leaves += [(a, a + m), (a + m, b)]
+    expected = np.zeros((4, p, n_bins, 2), dtype=np.int64)
+    for j, (a, b) in enumerate(leaves):
+        _histogram.node_histogram(codes.T.copy(), rows[a:b], stats, expected[j])
+    for block in (n, 333, 1):
+        got = sum(_rows.block_histogram(codes[a:a + block], np.ascontiguousarray(
+            stats[:, a:a + block]), routing, n_bins) for a in range(0, n, block))
+        np.testing.assert_array_equal(got, expected)
+        sums = sum(_rows.block_sums(codes[a:a + block], np.ascontiguousarray(
+            stats[:, a:a + block]), routing) for a in range(0, n, block))
+        np.testing.assert_array_equal(sums, expected[:, 0].sum(axis=1))
+
+
+def test_routed_kernels_refuse_what_would_index_out_of_bounds():
+    codes = np.zeros((10, 2), dtype=np.uint8)
+    stats = np.ones((2, 10), dtype=np.int64)
+    feature = np.array([5, -1, -1], dtype=np.int32)  # feature 5 of 2
+    thr = np.array([0, -1, -1], dtype=np.int32)
+    left, right = np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32)
+    slots = np.array([-1, 0, 1], dtype=np.intp)
+    out = np.zeros((2, 2, 4, 2), dtype=np.int64)
+    with pytest.raises(ValueError, match="corrupt tree"):
+        _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots, out)
+    feature[0] = 1
+    with pytest.raises(ValueError, match="slot"):
+        _histogram.routed_histogram(codes, stats, feature, thr, left, right,
+                                    np.array([-1, 0, 2], dtype=np.intp), out)
+    with pytest.raises(ValueError, match="one column per row"):
+        _histogram.routed_sums(codes, stats[:, :5].copy(), feature, thr, left, right, slots,
+                               np.zeros((2, 2), dtype=np.int64))
+    codes[:, 1] = 200  # codes above n_bins count in the last bin
+    _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots, out)
+    assert out[1, 1, 3, 0] == 10 and out.sum() == 2 * 2 * 10
+
+
+# -- the same model from every source -------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.parametrize("kind", ["binary", "multi", "reg"])
+def test_memmap_in_blocks_gives_the_bit_identical_model(memmap_data, kind, setting):
+    mm, targets = memmap_data
+    X = np.asarray(mm, dtype=np.float64)
+    y = pick(kind, targets)
+    est = dict(estimators())[kind].set_params(**setting)
+    expected = est.fit(X, y)._raw(X)
+    for data, n_jobs in ((Blocks(mm, block_rows=700), 1), (Blocks(mm, block_rows=512), 2),
+                         (mm, 1)):
+        got = est.set_params(n_jobs=n_jobs).fit(data, y)._raw(X)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_blocks_are_binned_to_disk_not_held_as_float64(memmap_data, monkeypatch):
+    mm, (y, *_) = memmap_data
+    seen = []
+    real = BlockSource._memmap
+
+    def spy(self, dtype, shape):
+        seen.append((np.dtype(dtype), shape))
+        return real(self, dtype, shape)
+
+    monkeypatch.setattr(BlockSource, "_memmap", spy)
+    read = []
+    real_bin = _rows.bin_block
+
+    def bin_spy(X_block, start, binner, n_features):
+        read.append(X_block.shape[0])
+        return real_bin(X_block, start, binner, n_features)
+
+    monkeypatch.setattr(_rows, "bin_block", bin_spy)
+    DPGradientBoostingClassifier(n_estimators=2, bounds=(0, 1), classes=[0, 1],
+                                 random_state=0).fit(Blocks(mm, block_rows=1000), y)
+    assert read == [1000, 1000, 1000, 1]  # one block at a time
+    assert (np.dtype(np.uint8), mm.shape) in seen  # the codes, on disk
+
+
+def test_bounds_and_classes_read_from_blocks_warn_and_match_memory(memmap_data):
+    mm, (y, *_) = memmap_data
+    X = np.asarray(mm, dtype=np.float64)
+    est = DPGradientBoostingClassifier(n_estimators=2, random_state=0)
+    with pytest.warns(Warning) as memory:
+        expected = est.fit(X, y)._raw(X)
+    with pytest.warns(Warning) as blocks:
+        got = est.fit(Blocks(mm, block_rows=400), y)._raw(X)
+    np.testing.assert_array_equal(got, expected)
+    assert est.privacy_leaks_ and len(blocks) == len(memory)
+
+
+@pytest.mark.parametrize("bad", ["nan", "class", "shape"])
+def test_bad_blocks_raise_before_anything_is_spent(tmp_path, bad):
+    X, y, *_ = make_data(500)
+    if bad == "nan":
+        X[437, 2] = np.nan
+    if bad == "class":
+        y = y.copy()
+        y[451] = 7
+    mm = np.memmap(tmp_path / "X.f64", dtype=np.float64, mode="w+", shape=X.shape)
+    mm[:] = X
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = DPGradientBoostingClassifier(n_estimators=2, bounds=(0, 1), classes=[0, 1],
+                                       accountant=acc)
+    match = {"nan": "NaN", "class": "not in classes", "shape": "inconsistent"}[bad]
+    with pytest.raises(ValueError, match=match):
+        est.fit(Blocks(mm, block_rows=100), y[:-1] if bad == "shape" else y)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_estimators_off_the_engine_read_memmaps_into_memory(memmap_data):
+    mm, (y, *_) = memmap_data
+    X = np.asarray(mm, dtype=np.float64)
+    est = DPExplainableBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+                                          random_state=0)
+    expected = est.fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(est.fit(Blocks(mm), y).decision_function(X), expected)
+
+
+# -- Dask ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask.array")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
+def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client, setting):
+    import dask.array as da
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, *targets = make_data()
+    for kind, est in estimators():
+        y = pick(kind, targets)
+        est.set_params(**setting)
+        expected = est.fit(X, y)._raw(X)
+        for data, labels in ((da.from_array(X, chunks=(701, P)), da.from_array(y, chunks=500)),
+                             (dd.from_pandas(pd.DataFrame(X), npartitions=3), y)):
+            np.testing.assert_array_equal(est.fit(data, labels)._raw(X), expected)
+
+
+def test_dask_bad_partition_raises_before_anything_is_spent(dask_client):
+    import dask.array as da
+
+    X, y, *_ = make_data(600)
+    X[555, 1] = np.inf
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = DPGradientBoostingClassifier(n_estimators=2, bounds=(0, 1), classes=[0, 1],
+                                       accountant=acc)
+    with pytest.raises(ValueError, match="infinity.*block of rows starting at row 500"):
+        est.fit(da.from_array(X, chunks=(100, P)), y)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_estimators_off_the_engine_refuse_dask(dask_client):
+    import dask.array as da
+
+    X, y, *_ = make_data(100)
+    with pytest.raises(TypeError, match="Dask"):
+        DPExplainableBoostingClassifier(bounds=(0, 1), classes=[0, 1]).fit(
+            da.from_array(X, chunks=50), y)
