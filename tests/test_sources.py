@@ -1,6 +1,6 @@
 """Sources of rows: the same model from memory, from a memmap in blocks, from Dask.
 
-* The routing kernels (``routed_histogram``, ``routed_sums``) give the exact sums of the
+* The routing kernel (``routed_histogram``, and the node sums from it) gives the exact sums of the
   in-memory kernels (``node_histogram``, ``segment_sums``) for any split into blocks, and
   refuse inputs that would index out of bounds.
 * DP gradient boosting, every family (binary, multiclass, regression) and every split
@@ -110,8 +110,11 @@ def test_routed_kernels_refuse_what_would_index_out_of_bounds():
         _histogram.routed_histogram(codes, stats, feature, thr, left, right,
                                     np.array([-1, 0, 2], dtype=np.intp), out)
     with pytest.raises(ValueError, match="one column per row"):
-        _histogram.routed_sums(codes, stats[:, :5].copy(), feature, thr, left, right, slots,
-                               np.zeros((2, 2), dtype=np.int64))
+        _histogram.routed_histogram(codes, stats[:, :5].copy(), feature, thr, left, right,
+                                    slots, out)
+    with pytest.raises(ValueError, match="out must have shape"):
+        _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots,
+                                    np.zeros((2, 3, 4, 2), dtype=np.int64))
     codes[:, 1] = 200  # codes above n_bins count in the last bin
     _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots, out)
     assert out[1, 1, 3, 0] == 10 and out.sum() == 2 * 2 * 10

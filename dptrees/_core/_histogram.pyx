@@ -239,7 +239,9 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
                      const intp[::1] slot_of_node, int64_t[:, :, :, ::1] out):
     """Add each row's statistics to ``out[slot, f, bin, k]`` of the node it reaches.
 
-    Rows of a block (row-major ``codes``, stat-major ``stats[k, i]``) are routed through
+    ``out`` covers the first ``out.shape[1]`` features (all of them for split histograms;
+    one for a node's sums, which are any feature's histogram summed over its bins). Rows
+    of a block (row-major ``codes``, stat-major ``stats[k, i]``) are routed through
     a partially grown tree (nodes not yet split have ``left == -1``); a row that reaches
     node ``v`` with ``slot_of_node[v] >= 0`` adds its statistics to every feature's bin
     of that slot, others are skipped. The result is an exact integer sum, so blocks can
@@ -247,12 +249,13 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
     histogram as the node's rows taken at once (:func:`node_histogram`). Codes at or
     above ``n_bins`` count in the last bin.
     """
-    cdef intp n = codes.shape[0], p = codes.shape[1], n_stats = stats.shape[0]
+    cdef intp n = codes.shape[0], p = out.shape[1], n_stats = stats.shape[0]
     cdef intp n_bins = out.shape[2], i, j, k, b, s
     cdef int64_t *cell
     cdef const uint8_t *row
-    if out.shape[1] != p or out.shape[3] != n_stats or n_bins < 1:
-        raise ValueError("out must have shape (n_slots, n_features, n_bins >= 1, n_stats)")
+    if not 1 <= p <= codes.shape[1] or out.shape[3] != n_stats or n_bins < 1:
+        raise ValueError("out must have shape (n_slots, 1 .. n_features, n_bins >= 1, "
+                         "n_stats)")
     _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
                    out.shape[0])
     if n == 0:
@@ -271,24 +274,3 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
                 for k in range(n_stats):
                     cell[k] += stats[k, i]
 
-
-def routed_sums(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
-                const int32_t[::1] feature, const int32_t[::1] bin_threshold,
-                const int32_t[::1] left, const int32_t[::1] right,
-                const intp[::1] slot_of_node, int64_t[:, ::1] out):
-    """``out[slot, k] +=`` the statistics of the rows that reach the slot's node (as
-    :func:`routed_histogram`, without the per-feature bins: a tree's leaf sums)."""
-    cdef intp n = codes.shape[0], n_stats = stats.shape[0], i, k, s
-    if out.shape[1] != n_stats:
-        raise ValueError("out must have shape (n_slots, n_stats)")
-    _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
-                   out.shape[0])
-    if n == 0:
-        return
-    with nogil:
-        for i in range(n):
-            s = slot_of_node[leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0], &left[0],
-                                     &right[0])]
-            if s >= 0:
-                for k in range(n_stats):
-                    out[s, k] += stats[k, i]

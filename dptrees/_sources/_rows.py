@@ -206,10 +206,11 @@ def block_histogram(codes, stats, routing, n_bins):
 
 
 def block_sums(codes, stats, routing):
-    """Exact ``(n_slots, n_stats)`` sums of the block's rows by node."""
-    out = np.zeros((routing.n_slots, stats.shape[0]), dtype=np.int64)
-    _histogram.routed_sums(codes, stats, *routing, out)
-    return out
+    """Exact ``(n_slots, n_stats)`` sums of the block's rows by node (the histogram of
+    one feature, summed over its bins)."""
+    out = np.zeros((routing.n_slots, 1, 256, stats.shape[0]), dtype=np.int64)
+    _histogram.routed_histogram(codes, stats, *routing, out)
+    return out.sum(axis=(1, 2))
 
 
 def block_add_values(codes, tree, step, out):
