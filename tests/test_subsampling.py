@@ -15,7 +15,8 @@ import pytest
 from dptrees import BudgetAccountant, DPGradientBoostingClassifier, DPGradientBoostingRegressor
 from dptrees.accounting import INTEGER_ORDERS, RDPAccountant, zcdp_budget
 from dptrees.audit import audit_epsilon
-from dptrees.boosting._gradient import poisson_sample, subsampled_gaussian_budget
+from dptrees._sources._rows import poisson_sample
+from dptrees.boosting._gradient import subsampled_gaussian_budget
 from dptrees.mechanisms import gaussian_mechanism
 
 

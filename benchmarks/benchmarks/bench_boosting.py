@@ -13,20 +13,9 @@ the data of ``benchmarks/bench_boosting.py``, smaller so every benchmark stays u
 Every DP fit uses its own unlimited ``BudgetAccountant``.
 """
 
-import importlib.util
-from pathlib import Path
+from . import load_script
 
-
-def _load_script():
-    """The timing helpers of ``benchmarks/bench_boosting.py`` (one definition of each)."""
-    path = Path(__file__).resolve().parents[1] / "bench_boosting.py"
-    spec = importlib.util.spec_from_file_location("_dptrees_bench_boosting_script", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_script = _load_script()
+_script = load_script("bench_boosting")
 make_data, ours, round_cost, sklearn_hgb = (
     _script.make_data, _script.ours, _script.round_cost, _script.sklearn_hgb)
 

@@ -12,24 +12,14 @@ process by ``benchmarks/bench_scale.py``'s ``write_data``), read through memmaps
 Every DP fit uses its own unlimited ``BudgetAccountant``.
 """
 
-import importlib.util
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
+from . import load_script
 
-def _load_script():
-    """``write_data`` and ``boosting`` of ``benchmarks/bench_scale.py`` (one definition)."""
-    path = Path(__file__).resolve().parents[1] / "bench_scale.py"
-    spec = importlib.util.spec_from_file_location("_dptrees_bench_scale_script", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_script = _load_script()
+_script = load_script("bench_scale")
 N_SAMPLES = 1_000_000
 N_FEATURES = 20
 ROUNDS = 10

@@ -36,13 +36,13 @@ class ArraySource:
         self.X = self.y = self.codes = None
 
     def feature_minmax(self):
-        return np.stack([self.X.min(axis=0), self.X.max(axis=0)])
+        return _rows.block_minmax(self.X, self.n_features)
 
     def check_regression_targets(self):
         self.y = check_targets_regression(self.y, self.n_samples)
 
     def target_minmax(self):
-        return np.array([self.y.min(), self.y.max()])
+        return _rows.block_target_minmax(self.y)
 
     def encode_regression(self, lower, upper):
         self.labels = _rows.block_y01(self.y, lower, upper)
@@ -106,8 +106,7 @@ class ArrayBoostingRows:
         self.sampled = sample_rng is not None
         if self.sampled:  # each row independently w.p. probability, in row order
             self.all_rows = _rows.poisson_sample(n, probability, sample_rng)
-        g, h = self.loss.gradients(self.targets, self.state, k)
-        self.fixed.to_stats(g, None if self.loss.constant_hessian else h, self.stats)
+        _rows.gradient_stats(self.loss, self.fixed, self.targets, self.state, k, self.stats)
         self.feature, self.bin_threshold = feature, bin_threshold
         # Rows in increasing order: every node's slice is then sorted (the partition is
         # stable), so histograms read the codes nearly sequentially.

@@ -25,6 +25,7 @@ __all__ = [
     "block_class_counts",
     "block_fixed_units",
     "block_gradient_stats",
+    "gradient_stats",
     "block_head",
     "block_histogram",
     "block_label_codes",
@@ -164,6 +165,14 @@ def loss_targets(labels, loss):
     return np.asarray(labels, dtype=np.float64)
 
 
+def gradient_stats(loss, fixed, targets, state, k, stats):
+    """Write output ``k``'s clipped fixed-point gradients (and Hessians, unless constant:
+    then ``stats[1]`` already holds them) into the int64 rows of ``stats``, from the
+    loss's ``state`` of the scores."""
+    g, h = loss.gradients(targets, state, k)
+    fixed.to_stats(g, None if loss.constant_hessian else h, stats)
+
+
 def block_gradient_stats(targets, raw, spec, mask=None):
     """int64 ``(2, m)`` clipped fixed-point gradients and Hessians of a block.
 
@@ -172,13 +181,11 @@ def block_gradient_stats(targets, raw, spec, mask=None):
     nothing to any sum).
     """
     loss, fixed, k = spec
-    state = loss.round_state(raw.T)
-    g, h = loss.gradients(loss_targets(targets, loss), state, k)
     stats = np.empty((2, raw.shape[1]), dtype=np.int64)
     if loss.constant_hessian:
         stats[1].fill(1)
-        h = None
-    fixed.to_stats(g, h, stats)
+    gradient_stats(loss, fixed, loss_targets(targets, loss), loss.round_state(raw.T), k,
+                   stats)
     if mask is not None:
         stats[:, ~mask] = 0
     return stats

@@ -31,7 +31,7 @@ a function of the public parameters only), optionally clipped to ``leaf_clip``, 
 with too little budget fall back to its (noisy) initial score instead of following noise.
 
 With ``subsample=q`` (``split="random"`` only) each tree reads a Poisson sample of the
-records, each record independently with probability ``q`` (:func:`poisson_sample`, from a
+records, each record independently with probability ``q`` (:func:`dptrees._sources._rows.poisson_sample`, from a
 generator that reads no data); rows outside the sample get the tree's values by routing,
 which reads no statistics. A tree's ``G`` and ``H`` releases are drawn on one sample, so
 together they are one Gaussian mechanism of multiplier ``1 / sqrt(2 budget)`` (their
@@ -55,7 +55,7 @@ import functools
 import math
 import numbers
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import NamedTuple
 
 import numpy as np
@@ -64,7 +64,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from dptrees._binning import Binner
 from dptrees._core import _fixedpoint
 from dptrees._sources import ArraySource, open_source
-from dptrees._sources._rows import poisson_sample
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
@@ -85,7 +84,6 @@ from dptrees.boosting._trees import (
 from dptrees.mechanisms import (
     _laplace_ratio,
     fixed_point_scale,
-    fixed_point_sum,
     gaussian_grid,
     gaussian_mechanism,
     laplace_grid,
@@ -93,16 +91,12 @@ from dptrees.mechanisms import (
 )
 from dptrees.validation import (
     check_bounds,
-    check_classes,
     check_delta,
     check_epsilon,
-    check_features,
     check_in,
     check_positive_int,
     check_positive_number,
-    check_targets_regression,
     check_y_bounds,
-    clip,
     warn_weak_delta,
 )
 
@@ -241,6 +235,17 @@ class _BoostingFitMixin:
     # Whether ``_fit`` runs on any source of rows (memmaps in blocks, Dask), or on rows
     # in memory only.
     _blockwise = True
+
+    @contextmanager
+    def _open(self, X, y):
+        """The source of ``fit(X, y)``'s rows (:func:`dptrees._sources.open_source`),
+        closed (its temporary files removed) when the fit ends or fails."""
+        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
+                             blockwise=self._blockwise)
+        try:
+            yield source
+        finally:
+            source.close()
 
     def _binner(self, source):
         """The binning over the public bounds (read from the data if None: a leak)."""
@@ -553,10 +558,22 @@ class _FixedPoint(NamedTuple):
 class _Context:
     """Per-fit state the tree grower reads."""
 
-    executor = None
-
     def __init__(self, **kwargs):
         self.__dict__.update(kwargs)
+
+
+_FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        ``X`` may be an array or a ``numpy.memmap`` / :class:`dptrees.Blocks`; DP
+        gradient boosting also reads the latter in blocks (never copied as float64) and
+        takes Dask arrays and dataframes (statistics computed where the partitions
+        live), with the same model from each. Other estimators read a memmap into
+        memory and refuse Dask collections.
+
+        Returns
+        -------
+        self
+        """
 
 
 class _SquaredErrorFit:
@@ -564,20 +581,8 @@ class _SquaredErrorFit:
     and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
 
     def fit(self, X, y):
-        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
-
-        ``X`` may be an array, a ``numpy.memmap`` or :class:`dptrees.Blocks` (read in
-        blocks, never copied as float64), or a Dask array or dataframe (statistics
-        computed where its partitions live); the model is the same for each.
-
-        Returns
-        -------
-        self
-        """
         params = self._check_params()
-        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
-                             blockwise=self._blockwise)
-        try:
+        with self._open(X, y) as source:
             source.check_regression_targets()
             binner, leaks = self._binner(source)
             y_bounds = check_y_bounds(
@@ -592,10 +597,10 @@ class _SquaredErrorFit:
             total = source.target_fixed_sum(scale) / scale
             self._fit(params, source, SquaredError(), (total, source.n_samples), 2, leaks,
                       binner)
-        finally:
-            source.close()
         self.y_bounds_ = (lower, upper)
         return self
+
+    fit.__doc__ = _FIT_DOC
 
 
 class _LogLossFit:
@@ -603,20 +608,8 @@ class _LogLossFit:
     ``_fit`` does the boosting on a source of rows."""
 
     def fit(self, X, y):
-        """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
-
-        ``X`` may be an array, a ``numpy.memmap`` or :class:`dptrees.Blocks` (read in
-        blocks, never copied as float64), or a Dask array or dataframe (statistics
-        computed where its partitions live); the model is the same for each.
-
-        Returns
-        -------
-        self
-        """
         params = self._check_params()
-        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
-                             blockwise=self._blockwise)
-        try:
+        with self._open(X, y) as source:
             classes, class_leak = source.encode_classes(self.classes)
             binner, leaks = self._binner(source)
             if class_leak is not None:
@@ -626,11 +619,11 @@ class _LogLossFit:
             source.bin(binner)
             counts = source.class_counts(n_classes).astype(float)
             self._fit(params, source, loss, counts, n_classes, leaks, binner)
-        finally:
-            source.close()
         self.classes_ = classes
         self._loss = loss
         return self
+
+    fit.__doc__ = _FIT_DOC
 
 
 # Shared with the cyclic-boosting estimators' docstrings.
