@@ -1,12 +1,13 @@
-"""Training past memory and on Dask: DP gradient boosting on rows that stay on disk.
+"""Training past memory and on Dask: DP trees and gradient boosting on rows on disk.
 
 Writes ``--rows`` x ``--features`` float32 features and uint8 labels to memmap files
 (block by block, never all in memory), then:
 
 1. **Out of core**: ``DPGradientBoostingClassifier`` (``--rounds`` rounds, depth 4, random
-   and private splits) fitted on ``dptrees.Blocks(memmap)``: wall time and the peak of
-   the process's anonymous memory (``RssAnon``, sampled every 50 ms; the file's pages are
-   the operating system's cache, not anonymous memory).
+   and private splits) and ``DPDecisionTreeClassifier`` (depth 10, epsilon 1, greedy
+   private splits: one pass over the rows per level) fitted on ``dptrees.Blocks(memmap)``:
+   wall time and the peak of the process's anonymous memory (``RssAnon``, sampled every
+   50 ms; the file's pages are the operating system's cache, not anonymous memory).
 2. **Beside it**: the same fit in memory on a tenth of the rows (float64), its time
    scaled by 10 (``--in-memory-rows`` changes the fraction; with all rows the two
    models are compared, and must be identical), and scikit-learn's ``HistGradientBoostingClassifier`` on those rows (same rounds
@@ -15,13 +16,11 @@ Writes ``--rows`` x ``--features`` float32 features and uint8 labels to memmap f
    workers, on a ``LocalCluster`` of 1 and of 2 single-threaded worker processes: wall
    times, their ratio, and whether the two models (and the in-memory one) are identical.
 
-The DP decision tree is not on the blockwise engine yet (it trains in memory only); its
-in-memory time is printed for reference.
-
 Usage::
 
     python benchmarks/bench_scale.py                     # 100M x 20 (8 GB on disk)
     python benchmarks/bench_scale.py --rows 20000000 --dir /scratch
+    python benchmarks/bench_scale.py --tree-only         # the DP tree alone
     python benchmarks/bench_scale.py --quick             # 200,000 rows, 5 rounds (tests)
 """
 
@@ -100,37 +99,45 @@ def boosting(split, rounds, n_jobs, n_rows, seed=0):
                                         classes=[0, 1], n_jobs=n_jobs, random_state=seed)
 
 
+def dp_tree(seed=0):
+    """The library's DP tree classifier at depth 10 (``epsilon=1``), public bounds."""
+    return DPDecisionTreeClassifier(epsilon=1.0, max_depth=10, bounds=(0.0, 1.0),
+                                    classes=[0, 1], random_state=seed)
+
+
 def timed(fn):
     start = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - start
 
 
-def out_of_core(X, y, rounds, n_jobs, block_rows):
+def out_of_core(X, y, rounds, n_jobs, block_rows, splits=("random", "private")):
     results = {}
-    for split in ("random", "private"):
+    fits = {split: (lambda split=split: boosting(split, rounds, n_jobs, X.shape[0]))
+            for split in splits}
+    fits["tree"] = dp_tree
+    for name, make in fits.items():
         with PeakAnonymousMemory() as memory:
-            model, seconds = timed(lambda: boosting(split, rounds, n_jobs, X.shape[0]).fit(
-                Blocks(X, block_rows=block_rows), y))
-        results[split] = {"seconds": seconds, "peak_rss_anon_gib": memory.peak / 2**30,
-                          "model": model}
+            model, seconds = timed(lambda: make().fit(Blocks(X, block_rows=block_rows), y))
+        results[name] = {"seconds": seconds, "peak_rss_anon_gib": memory.peak / 2**30,
+                         "model": model}
     return results
 
 
-def in_memory(X, y, rounds, n_jobs, m):
+def in_memory(X, y, rounds, n_jobs, m, splits=("random", "private")):
     """Fits on the first ``m`` rows, held as float64 (with the out-of-core fit's delta)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     Xm, ym = np.asarray(X[:m], dtype=np.float64), np.asarray(y[:m])
     results = {"rows": m}
-    for split in ("random", "private"):
+    for split in splits:
         model, seconds = timed(lambda: boosting(split, rounds, n_jobs, X.shape[0]).fit(Xm, ym))
         results[split] = {"seconds": seconds, "model": model}
-    _, results["sklearn_hgb_seconds"] = timed(lambda: HistGradientBoostingClassifier(
-        max_iter=rounds, max_depth=4, early_stopping=False).fit(Xm, ym))
-    tree = DPDecisionTreeClassifier(epsilon=1.0, max_depth=10, bounds=(0.0, 1.0),
-                                    classes=[0, 1], random_state=0)
-    _, results["dp_tree_depth10_seconds"] = timed(lambda: tree.fit(Xm, ym))
+    if splits:
+        _, results["sklearn_hgb_seconds"] = timed(lambda: HistGradientBoostingClassifier(
+            max_iter=rounds, max_depth=4, early_stopping=False).fit(Xm, ym))
+    results["tree"] = {}
+    results["tree"]["model"], results["tree"]["seconds"] = timed(lambda: dp_tree().fit(Xm, ym))
     results["check_rows"] = (Xm[:100_000], ym[:100_000])
     return results
 
@@ -165,6 +172,9 @@ def dask_speedup(directory, n, p, rounds, chunk_rows):
 
 
 def same_model(a, b, X):
+    if hasattr(a, "tree_"):
+        return bool(np.array_equal(a.predict_proba(X), b.predict_proba(X))
+                    and np.array_equal(a.tree_.feature, b.tree_.feature))
     return bool(np.array_equal(a.decision_function(X), b.decision_function(X)))
 
 
@@ -180,6 +190,8 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--dir", default=None, help="where the data files go (temporary)")
     parser.add_argument("--skip-dask", action="store_true")
+    parser.add_argument("--tree-only", action="store_true",
+                        help="only the DP tree (no boosting, no Dask)")
     parser.add_argument("--quick", action="store_true",
                         help="200,000 rows, 5 rounds, Dask on 100,000 rows")
     parser.add_argument("--json", default=None, help="write the figures to this file")
@@ -195,16 +207,17 @@ def main(argv=None):
         print(f"data: {args.rows:,} x {args.features} float32 on disk "
               f"({X.nbytes / 2**30:.1f} GiB, written in {write_seconds:.0f} s); "
               f"{args.rounds} rounds, depth 4, n_jobs={args.n_jobs}")
-        ooc = out_of_core(X, y, args.rounds, args.n_jobs, args.block_rows)
+        splits = () if args.tree_only else ("random", "private")
+        ooc = out_of_core(X, y, args.rounds, args.n_jobs, args.block_rows, splits)
         mem = in_memory(X, y, args.rounds, args.n_jobs,
-                        args.in_memory_rows or max(args.rows // 10, 1))
+                        args.in_memory_rows or max(args.rows // 10, 1), splits)
         check_X = mem.pop("check_rows")[0]
         scale = args.rows / mem["rows"]
         print(f"\n{'DP gradient boosting':<24}{'out of core':>14}{'peak RssAnon':>14}"
               f"{f'in memory x{scale:g}':>16}{'ratio':>8}")
         figures = {"rows": args.rows, "features": args.features, "rounds": args.rounds,
                    "in_memory_rows": mem["rows"]}
-        for split in ("random", "private"):
+        for split in splits:
             scaled = mem[split]["seconds"] * args.rows / mem["rows"]
             o = ooc[split]
             print(f"{split + ' splits':<24}{o['seconds']:>12.1f} s{o['peak_rss_anon_gib']:>10.2f} GiB"
@@ -212,15 +225,19 @@ def main(argv=None):
             figures[f"out_of_core_{split}_seconds"] = o["seconds"]
             figures[f"out_of_core_{split}_peak_rss_anon_gib"] = o["peak_rss_anon_gib"]
             figures[f"in_memory_{split}_seconds_scaled"] = scaled
-        hgb = mem["sklearn_hgb_seconds"]
-        print(f"{'sklearn HGB (in memory)':<24}{'':>14}{'':>14}{scale * hgb:>14.1f} s  "
-              f"(on {mem['rows']:,} rows: {hgb:.1f} s)")
-        tree = mem["dp_tree_depth10_seconds"]
-        print(f"{'DP tree, depth 10':<24}{'not yet':>14}{'':>14}{scale * tree:>14.1f} s  "
-              "(in memory only: not on the blockwise engine yet)")
+        hgb = mem.get("sklearn_hgb_seconds", float("nan"))
+        if splits:
+            print(f"{'sklearn HGB (in memory)':<24}{'':>14}{'':>14}{scale * hgb:>14.1f} s  "
+                  f"(on {mem['rows']:,} rows: {hgb:.1f} s)")
+        tree, scaled = ooc["tree"], scale * mem["tree"]["seconds"]
+        print(f"{'DP tree, depth 10':<24}{tree['seconds']:>12.1f} s"
+              f"{tree['peak_rss_anon_gib']:>10.2f} GiB{scaled:>14.1f} s"
+              f"{tree['seconds'] / scaled:>8.2f}")
         figures["sklearn_hgb_seconds_scaled"] = scale * hgb
-        figures["dp_tree_depth10_in_memory_seconds_scaled"] = scale * tree
-        if not args.skip_dask:
+        figures["out_of_core_tree_seconds"] = tree["seconds"]
+        figures["out_of_core_tree_peak_rss_anon_gib"] = tree["peak_rss_anon_gib"]
+        figures["in_memory_tree_seconds_scaled"] = scaled
+        if not (args.skip_dask or args.tree_only):
             dask_rows = min(args.dask_rows, args.rows)
             dsk = dask_speedup(directory, dask_rows, args.features, args.rounds,
                                max(dask_rows // 16, 1))
@@ -233,8 +250,9 @@ def main(argv=None):
                            dask_speedup=dsk["speedup"], dask_same_model=same)
         figures["out_of_core_equals_in_memory"] = None
         if args.rows == mem["rows"]:  # only when the in-memory fit saw every row
-            figures["out_of_core_equals_in_memory"] = same_model(
-                ooc["private"]["model"], mem["private"]["model"], check_X)
+            figures["out_of_core_equals_in_memory"] = all(
+                same_model(ooc[name]["model"], mem[name]["model"], check_X)
+                for name in splits[1:] + ("tree",))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(figures, f, indent=2)

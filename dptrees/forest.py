@@ -22,6 +22,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._random import check_random_state
+from dptrees._sources._rows import assign_partitions
 from dptrees.tree import (
     CLASSIFIER_BUDGET_WEIGHTS,
     _BaseDPTree,
@@ -39,17 +40,6 @@ __all__ = [
     "assign_partitions",
     "auto_n_estimators",
 ]
-
-
-def assign_partitions(n_samples, n_parts, rng):
-    """Part of each record: independent and uniform over ``n_parts``, record by record.
-
-    Each record's part depends on its own draw only, so adding or removing one record
-    leaves every other record where it was: the parts are disjoint under add/remove-one
-    neighbours and parallel composition applies. (Shuffling and cutting into equal chunks
-    would not do: one record more moves the cut points and so other records' parts.)
-    """
-    return rng.integers(0, n_parts, size=n_samples)
 
 
 #: ``n_estimators="auto"``: one tree per two units of epsilon, at most this many
@@ -126,21 +116,22 @@ class _BaseDPForest(_BaseDPTree):
         tree_epsilon = epsilon if partition else epsilon / n_trees
         budget = self._tree_budget(tree_epsilon)
         accountant = self._resolve_accountant()
-        data = self._prepare(X, y)
-        max_features = (None if self._greedy
-                        else resolve_max_features(self.max_features, data.n_features))
-        builder = self._builder(budget, data, max_features)
-        rng = check_random_state(self.random_state)
-        parts = assign_partitions(data.codes.shape[0], n_trees, rng) if partition else None
-        streams = rng.spawn(n_trees)
-        accountant.spend(epsilon, label=type(self).__name__)
+        threads = _n_threads(self.n_jobs, n_trees)
+        with self._training_data(X, y, n_jobs=_n_threads(self.n_jobs, 2**20)) as data:
+            max_features = (None if self._greedy
+                            else resolve_max_features(self.max_features, data.n_features))
+            builder = self._builder(budget, data, max_features)
+            rng = check_random_state(self.random_state)
+            if partition:
+                data.partition(n_trees, rng)
+            streams = rng.spawn(n_trees)
+            accountant.spend(epsilon, label=type(self).__name__)
 
-        def grow(k):
-            tree_data = data.subset(np.flatnonzero(parts == k)) if partition else data
-            return self._grow(tree_data, builder, streams[k])
+            def grow(k):
+                return self._grow(data.part(k) if partition else data, builder, streams[k])
 
-        with ThreadPoolExecutor(max_workers=_n_threads(self.n_jobs, n_trees)) as pool:
-            self.estimators_ = list(pool.map(grow, range(n_trees)))
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                self.estimators_ = list(pool.map(grow, range(n_trees)))
         self._post_process(self.estimators_, budget)
         self._record_fit(data, epsilon, budget)
         self.tree_epsilon_ = tree_epsilon

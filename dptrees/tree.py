@@ -9,6 +9,7 @@ of each release; this module decides the budget of each kind of release.
 
 import math
 import numbers
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -18,6 +19,9 @@ from dptrees._binning import Binner
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
 from dptrees._random import check_random_state
+from dptrees._sources import is_blockwise, open_source, public_binner
+from dptrees._sources._rows import TreeTargets, assign_partitions
+from dptrees._tree_growth import grow_from_statistics
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
@@ -110,6 +114,23 @@ class _PreparedData:
     classification).
     """
 
+    @property
+    def n_samples(self):
+        return self.codes.shape[0]
+
+    def grow_nodes(self, builder, noise_rng, candidate_rng):
+        """The node arrays of ``builder``'s tree on these rows."""
+        return builder.build(noise_rng, candidate_rng, self.codes, self.y_fixed, self.labels,
+                             self.codes_by_feature)
+
+    def partition(self, n_parts, rng):
+        """Assign every row to one of ``n_parts`` parts (:func:`assign_partitions`)."""
+        self.parts = assign_partitions(self.n_samples, n_parts, rng)
+
+    def part(self, k):
+        """The rows of part ``k`` (after :meth:`partition`)."""
+        return self.subset(np.flatnonzero(self.parts == k))
+
     def subset(self, rows):
         """The same prepared data restricted to ``rows`` (a contiguous copy)."""
         part = object.__new__(type(self))
@@ -167,6 +188,72 @@ class _PreparedClassification(_PreparedData):
         self.labels = np.ascontiguousarray(encoding.y, dtype=np.uint8)
         self.y_fixed = np.zeros(X.shape[0], dtype=np.int64)
         self.n_labels = len(encoding.classes)
+
+
+class _SourceData:
+    """Validated, binned training rows that stay where they are (blocks of a memmap, Dask
+    partitions: :mod:`dptrees._sources`): trees grow from their exact statistics, one
+    pass over the rows per level (:func:`dptrees._tree_growth.grow_from_statistics`),
+    the same trees as from the rows in memory. The interface of :class:`_PreparedData`.
+    """
+
+    part_index = None
+    parts = None
+
+    def _bin_features(self, estimator, source):
+        self.source = source
+        self.binner, self.leaks = public_binner(source, estimator.bounds, estimator.n_bins,
+                                                _MAX_ROWS)
+        self.n_bins = estimator.n_bins
+        self.n_features, self.n_samples = source.n_features, source.n_samples
+
+    def grow_nodes(self, builder, noise_rng, candidate_rng):
+        rows = self.source.tree_rows(self.spec, self.n_bins, self.parts, self.part_index)
+        return grow_from_statistics(builder, rows, noise_rng, candidate_rng)
+
+    def partition(self, n_parts, rng):
+        self.parts = self.source.assign_partitions(n_parts, rng)
+
+    def part(self, k):
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view.part_index = k
+        return view
+
+
+class _SourceRegression(_SourceData):
+    fixed_scale = _PreparedRegression.fixed_scale
+
+    def __init__(self, estimator, source):
+        source.check_regression_targets()
+        self._bin_features(estimator, source)
+        y_bounds = check_y_bounds(
+            estimator.y_bounds, source.target_minmax() if estimator.y_bounds is None else None)
+        if y_bounds.leak is not None:
+            self.leaks.append(y_bounds.leak)
+        self.y_lower, self.y_upper = y_bounds.lower, y_bounds.upper
+        source.encode_regression(self.y_lower, self.y_upper)
+        source.bin(self.binner)
+        self.n_labels = estimator.n_target_bins
+        mse = estimator.leaf == "mean"
+        self.spec = TreeTargets(mse, self.fixed_scale, 0 if mse else self.n_labels,
+                                2 if mse else 1 + self.n_labels)
+
+
+class _SourceClassification(_SourceData):
+    fixed_scale = _PreparedClassification.fixed_scale
+
+    def __init__(self, estimator, source):
+        classes, leak = source.encode_classes(estimator.classes)
+        if len(classes) > 256:
+            raise ValueError(f"at most 256 classes are supported, got {len(classes)}")
+        self._bin_features(estimator, source)
+        if leak is not None:
+            self.leaks.append(leak)
+        source.bin(self.binner)
+        self.classes = classes
+        self.n_labels = len(classes)
+        self.spec = TreeTargets(False, self.fixed_scale, 0, 1 + self.n_labels)
 
 
 def _check_budget_weights(weights):
@@ -268,8 +355,7 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
     def _grow(self, data, builder, rng):
         """Build one tree on prepared data; returns a :class:`Tree` in output units."""
         noise_rng, candidate_rng = rng.spawn(2)
-        nodes = builder.build(noise_rng, candidate_rng, data.codes, data.y_fixed, data.labels,
-                              data.codes_by_feature)
+        nodes = data.grow_nodes(builder, noise_rng, candidate_rng)
         is_split = nodes["left"] != -1
         threshold = np.full(nodes["feature"].shape[0], np.nan)
         threshold[is_split] = data.binner.thresholds(
@@ -299,14 +385,28 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
         epsilon = self._check_params()
         budget = self._tree_budget(epsilon)
         accountant = self._resolve_accountant()
-        data = self._prepare(X, y)
-        builder = self._builder(budget, data)
-        rng = check_random_state(self.random_state)
-        accountant.spend(epsilon, label=type(self).__name__)
-        self.tree_ = self._grow(data, builder, rng)
+        with self._training_data(X, y) as data:
+            builder = self._builder(budget, data)
+            rng = check_random_state(self.random_state)
+            accountant.spend(epsilon, label=type(self).__name__)
+            self.tree_ = self._grow(data, builder, rng)
         self._post_process([self.tree_], budget)
         self._record_fit(data, epsilon, budget)
         return self
+
+    @contextmanager
+    def _training_data(self, X, y, n_jobs=1):
+        """The validated, binned rows of ``fit(X, y)``: in memory, or left in a source
+        read block by block (memmaps, :class:`dptrees.Blocks`, Dask), closed at the end.
+        Everything is validated here, before anything is spent."""
+        if not is_blockwise(X, y):
+            yield self._prepare(X, y)
+            return
+        source = open_source(X, y, n_jobs=n_jobs)
+        try:
+            yield self._prepare_source(source)
+        finally:
+            source.close()
 
     def _record_fit(self, data, epsilon, budget):
         self.binner_ = data.binner
@@ -342,6 +442,9 @@ class _RegressionTreeMixin:
     def _prepare(self, X, y):
         return _PreparedRegression(self, X, y)
 
+    def _prepare_source(self, source):
+        return _SourceRegression(self, source)
+
     def _criterion_name(self):
         return "mse" if self.leaf == "mean" else "mae"
 
@@ -375,6 +478,9 @@ class _ClassificationTreeMixin:
 
     def _prepare(self, X, y):
         return _PreparedClassification(self, X, y)
+
+    def _prepare_source(self, source):
+        return _SourceClassification(self, source)
 
     def _criterion_name(self):
         return "gini"

@@ -45,3 +45,15 @@ def fresh_default_accountant():
     BudgetAccountant._process_default = None
     yield
     BudgetAccountant._process_default = saved
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A ``distributed`` client on a ``LocalCluster`` of two single-threaded worker
+    processes, shared by the tests of the Dask sources."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask.array")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -1,4 +1,4 @@
-"""Smoke test of ``benchmarks/bench_scale.py`` (out-of-core and Dask boosting).
+"""Smoke test of ``benchmarks/bench_scale.py`` (out-of-core DP tree and boosting, Dask).
 
 Runs the script's quick mode (200,000 rows on disk, 5 rounds, Dask on 100,000 rows with
 1 and 2 worker processes) and checks the structure of its figures and that the Dask fits
@@ -24,7 +24,7 @@ def test_quick_run_reports_every_figure(bench_scale, tmp_path, capsys):
     pytest.importorskip("distributed")
     figures = bench_scale.main(["--quick", "--dir", str(tmp_path)])
     out = capsys.readouterr().out
-    for split in ("random", "private"):
+    for split in ("random", "private", "tree"):
         assert figures[f"out_of_core_{split}_seconds"] > 0
         assert 0 < figures[f"out_of_core_{split}_peak_rss_anon_gib"] < 4
         assert math.isfinite(figures[f"in_memory_{split}_seconds_scaled"])

@@ -334,6 +334,15 @@ DATASETS = [("uniform", 500), ("one point", 3), ("last bin", 50), ("signal", 2_0
             ("uniform", 0)]
 
 
+def level_candidates(candidate_rng, depth, p, k, n_bins):
+    """The candidates of a full tree of ``depth`` levels of splits, in the builder's order
+    (level by level, left to right): level ``d``'s ``2**d`` nodes draw from the ``d``-th
+    stream spawned from ``candidate_rng`` (``TreeBuilder.level_streams``)."""
+    streams = candidate_rng.spawn(depth + 1)
+    return [c for d in range(depth) for c in reference_candidates(streams[d], 2**d, p, k,
+                                                                  n_bins)]
+
+
 def reference_candidates(candidate_rng, n_nodes, p, k, n_bins):
     """Pure-Python replay of ``_builder._draw_candidates`` from the candidate stream alone.
 
@@ -364,7 +373,10 @@ def reference_candidates(candidate_rng, n_nodes, p, k, n_bins):
 
 
 def internal_splits(nodes):
-    internal = nodes["left"] != -1
+    """The released splits in the order the builder decides them: level by level, left
+    to right (a stable sort of the depth-first numbering by depth)."""
+    order = np.argsort(nodes["depth"], kind="stable")
+    internal = order[nodes["left"][order] != -1]
     return list(zip(nodes["feature"][internal].tolist(),
                     nodes["bin_threshold"][internal].tolist()))
 
@@ -389,7 +401,7 @@ def test_one_feature_one_candidate_the_root_threshold_is_the_candidate():
     assert counts.shape == (7,) and np.all(counts > 0)
     assert stats.chisquare(counts).pvalue > 1e-3
     # and exactly the first draw of uniform_below(7) on the candidate stream
-    assert thresholds == [reference_candidates(np.random.default_rng(s), 1, 1, 1, 8)[0][0][1]
+    assert thresholds == [level_candidates(np.random.default_rng(s), 1, 1, 1, 8)[0][0][1]
                           for s in range(400)]
 
 
@@ -400,8 +412,8 @@ def test_every_released_split_is_the_candidate_drawn_from_the_candidate_stream(c
     builder = random_builder(max_features=1, n_bins=n_bins, max_depth=depth,
                              criterion=criterion)
     for seed in range(25):
-        expected = [c[0] for c in reference_candidates(np.random.default_rng(seed),
-                                                       2**depth - 1, p, 1, n_bins)]
+        expected = [c[0] for c in level_candidates(np.random.default_rng(seed), depth, p,
+                                                   1, n_bins)]
         states = []
         for i, (kind, n) in enumerate(DATASETS):
             codes, y_fixed, labels = dataset(kind, n, p, n_bins, seed=100 * seed + i)
@@ -413,13 +425,12 @@ def test_every_released_split_is_the_candidate_drawn_from_the_candidate_stream(c
             assert (nodes["left"] != -1).sum() == 2**depth - 1
             assert internal_splits(nodes) == expected, (seed, kind, n)
             states.append(candidate_rng.bit_generator.state["state"])
-        # the candidate stream advanced by the candidate draws only, whatever the data
+        # the candidate generator is only spawned from (its level streams draw), never
+        # drawn from, whatever the data
         assert all(s == states[0] for s in states)
-        after = np.random.default_rng(seed)
-        reference_candidates(after, 2**depth - 1, p, 1, n_bins)
-        assert states[0] == after.bit_generator.state["state"]
+        assert states[0] == np.random.default_rng(seed).bit_generator.state["state"]
     # different candidate seeds give different splits
-    splits = {tuple(reference_candidates(np.random.default_rng(s), 7, p, 1, n_bins)[0])
+    splits = {tuple(level_candidates(np.random.default_rng(s), 3, p, 1, n_bins)[0])
               for s in range(25)}
     assert len(splits) > 10
 
@@ -431,7 +442,7 @@ def test_several_candidates_the_choice_is_always_one_of_the_drawn_ones():
     builder = random_builder(max_features=2, n_bins=n_bins, max_depth=depth)
     choices = {}
     for seed in range(30):
-        menus = reference_candidates(np.random.default_rng(seed), 2**depth - 1, p, 2, n_bins)
+        menus = level_candidates(np.random.default_rng(seed), depth, p, 2, n_bins)
         for i, (kind, n) in enumerate(DATASETS):
             codes, y_fixed, labels = dataset(kind, n, p, n_bins, seed=7 * seed + i)
             nodes = builder.build(np.random.default_rng([seed, i, 5]),

@@ -1,8 +1,10 @@
 """The builder's node cap: growth stops, whatever the noise does, once the cap is reached.
 
 At small epsilon empty nodes can split (their noisy counts pass the thresholds), so a deep
-tree could otherwise grow towards 2**(max_depth + 1) nodes. The cap reads only released
-counts and a public number, so stopping there is post-processing.
+tree could otherwise grow towards 2**(max_depth + 1) nodes. With the cap, only the first
+``(max_nodes - 1) // (2 max_depth)`` nodes of each depth (left to right) that may split
+try to, so a tree has at most ``max_nodes`` nodes. The rule reads only released counts
+and public numbers, so stopping there is post-processing.
 """
 
 import numpy as np
@@ -21,7 +23,10 @@ def test_growth_stops_at_the_node_cap(inject):
     rng = np.random.default_rng(0)
     X, y = rng.random((2000, 3)), rng.random(2000)
     tree = deep_tree().fit(X, y).tree_
-    assert 400 < tree.node_count <= 503
+    assert 300 < tree.node_count <= 501
+    splits_per_depth = np.bincount(tree.depth[tree.left != -1])
+    assert splits_per_depth.max() == (501 - 1) // (2 * 64)  # 3 per depth, all used
+    assert tree.max_depth == 64
     leaves = tree.left == -1
     assert np.all(np.isfinite(tree.value[leaves]))
     assert np.all((tree.left[~leaves] > np.flatnonzero(~leaves)))

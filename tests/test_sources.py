@@ -204,16 +204,6 @@ def test_estimators_off_the_engine_read_memmaps_into_memory(memmap_data):
 # -- Dask ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    pytest.importorskip("dask.array")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
 def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client, setting):
     import dask.array as da

@@ -1,14 +1,21 @@
-"""Depth-first builder of differentially private trees, without the GIL.
+"""Level-order builder of differentially private trees, without the GIL.
 
 The Python layer (:mod:`dptrees.tree`, :mod:`dptrees.forest`) decides the budget and turns
 it into exact integer noise parameters; this module does the per-row work: statistics of
 each node's rows, split utilities, exact private selection, partitioning, noisy counts
 and leaf values. Rows of a node are kept contiguous in one index array, reordered in place
-at each split; nodes wait on an explicit stack (no recursion).
+at each split.
 
-Records carry bin codes of their features and a target: for regression, a fixed-point
-value ``rint(y * 2**F)`` of the target rescaled to ``[0, 1]`` and its bin code among
-``n_labels`` target bins; for classification, the class index among ``n_labels`` classes.
+Noise comes from **one stream per depth** (:meth:`TreeBuilder.level_streams`): a node of
+depth ``d`` draws its split choice, its children's noisy counts or its leaf value from
+stream ``d`` (and its random candidates from candidate stream ``d``), using its exact
+integer statistics alone -- its per-bin histograms (or its candidates' left sides) and its
+totals. Nodes of one depth are met left to right by a depth-first build as by a
+level-by-level one, so both make the same draws from the same integers.
+:meth:`TreeBuilder.build` builds depth first from rows in memory (a node's subtree while
+its rows and histograms are in cache); :meth:`TreeBuilder.decide_level` decides a whole
+level from statistics the caller summed elsewhere -- blocks of a memmap, Dask partitions
+(:mod:`dptrees._tree_growth`) -- and gives the same tree bit for bit.
 
 What a node releases, and why each release is private (add/remove-one neighbours):
 
@@ -32,6 +39,10 @@ What a node releases, and why each release is private (add/remove-one neighbours
 Nodes of one depth hold disjoint rows, so their releases compose in parallel; along a
 record's path they compose sequentially. The caller sets the budget of each kind of
 release so that the path's total is the tree's epsilon.
+
+A tree has at most ``max_nodes`` nodes: at each depth, only the first
+``(max_nodes - 1) // (2 max_depth)`` nodes (left to right) that may split try to
+(:meth:`TreeBuilder.plan_level`). The rule reads released counts and public values only.
 
 Statistics
 ----------
@@ -68,6 +79,10 @@ cdef enum:
 _CRITERIA = {"mse": CRITERION_MSE, "mae": CRITERION_MAE, "gini": CRITERION_GINI}
 _LEAVES = {"mean": LEAF_MEAN, "median": LEAF_MEDIAN, "counts": LEAF_COUNTS,
            "label": LEAF_LABEL}
+
+
+cdef enum:
+    MAX_LEVELS = 65  # max_depth <= 64
 
 
 cdef struct StackEntry:
@@ -115,23 +130,117 @@ cdef int _grow(NodeArrays* a) noexcept nogil:
     return 0
 
 
+cdef int32_t _new_node(NodeArrays* a, int32_t depth, double noisy_count, int32_t parent,
+                       bint is_left) noexcept nogil:
+    """Append a node (a leaf until split); returns its id, or ERR_MEMORY."""
+    cdef Py_ssize_t node = a.size, m
+    if a.size == a.capacity and _grow(a) != 0:
+        return ERR_MEMORY
+    a.size += 1
+    a.depth[node] = depth
+    a.noisy_count[node] = noisy_count
+    a.left[node] = -1
+    a.right[node] = -1
+    a.feature[node] = -1
+    a.bin_threshold[node] = -1
+    for m in range(a.value_width):  # only leaves release a value
+        a.value[node * a.value_width + m] = NAN
+    if parent >= 0:
+        if is_left:
+            a.left[parent] = <int32_t>node
+        else:
+            a.right[parent] = <int32_t>node
+    return <int32_t>node
+
+
 cdef void _free_nodes(NodeArrays* a) noexcept nogil:
     free(a.feature); free(a.bin_threshold); free(a.left); free(a.right)
     free(a.depth); free(a.noisy_count); free(a.value)
 
 
+cdef dict _node_dict(NodeArrays* a):
+    """Copies of the node arrays."""
+    size = a.size
+    value = np.asarray(<double[:size * a.value_width]>a.value).copy()
+    return {
+        "feature": np.asarray(<int32_t[:size]>a.feature).copy(),
+        "bin_threshold": np.asarray(<int32_t[:size]>a.bin_threshold).copy(),
+        "left": np.asarray(<int32_t[:size]>a.left).copy(),
+        "right": np.asarray(<int32_t[:size]>a.right).copy(),
+        "depth": np.asarray(<int32_t[:size]>a.depth).copy(),
+        "noisy_count": np.asarray(<double[:size]>a.noisy_count).copy(),
+        "value": value.reshape(size, a.value_width) if a.value_width > 1 else value,
+    }
+
+
+def renumber_depth_first(dict nodes):
+    """New node arrays numbered depth first (a node, its left subtree, then its right:
+    scikit-learn's order) from arrays numbered in any order where node 0 is the root.
+
+    ``nodes``: ``feature, bin_threshold, left, right, depth`` (int32), ``noisy_count``
+    (float64), ``value`` (float64, one row per node); children ids -1 at leaves. Returns
+    new arrays; ``value`` is 1-D if it has one column.
+    """
+    cdef const int32_t[::1] old_left = np.ascontiguousarray(nodes["left"], dtype=np.int32)
+    cdef const int32_t[::1] old_right = np.ascontiguousarray(nodes["right"], dtype=np.int32)
+    cdef Py_ssize_t size = old_left.shape[0], top = 0, counter = 0, v, u
+    old_value = np.ascontiguousarray(nodes["value"], dtype=np.float64).reshape(size, -1)
+    new_id = np.full(size, -1, dtype=np.intp)
+    stack_arr = np.empty(size + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] new_view = new_id
+    cdef Py_ssize_t[::1] stack = stack_arr
+    if size:
+        stack[0] = 0
+        top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if not 0 <= v < size or new_view[v] != -1 or counter == size:
+            raise ValueError("the node arrays are not a tree rooted at node 0")
+        new_view[v] = counter
+        counter += 1
+        if old_left[v] != -1:
+            stack[top] = old_right[v]
+            stack[top + 1] = old_left[v]
+            top += 2
+    if counter != size:
+        raise ValueError("the node arrays are not a tree rooted at node 0")
+    order = np.empty(size, dtype=np.intp)
+    order[new_id] = np.arange(size)
+    out = {name: np.ascontiguousarray(np.asarray(nodes[name])[order])
+           for name in ("feature", "bin_threshold", "depth", "noisy_count")}
+    for name in ("left", "right"):
+        old = np.asarray(nodes[name])[order]
+        out[name] = np.where(old == -1, -1, new_id[np.maximum(old, 0)]).astype(np.int32)
+    value = old_value[order]
+    out["value"] = value if value.shape[1] > 1 else value[:, 0].copy()
+    return out
+
+
 cdef struct Workspace:
-    int64_t* slots        # one statistics buffer per stack slot
-    int64_t* current      # the popped node's statistics
+    int64_t* current      # histograms of a node not in the cache
     int64_t* left_stats   # random splitter: left-side statistics of each candidate
     int64_t* totals       # statistics of the node's rows (width entries)
-    int64_t* labels       # label histogram of a leaf
     int64_t* scores
     double* utilities
     Py_ssize_t* work
     int32_t* cand_feature
     int32_t* cand_bin
     Py_ssize_t* scratch   # the partition's right side
+
+
+cdef struct Decision:
+    int32_t feature       # -1: the node stays a leaf
+    int32_t bin_threshold
+    int64_t n_left        # exact rows of each side
+    int64_t n_right
+    double left_count     # their released noisy counts
+    double right_count
+
+
+cdef void _free_workspace(Workspace* w) noexcept nogil:
+    free(w.current); free(w.left_stats); free(w.totals); free(w.scores)
+    free(w.utilities); free(w.work); free(w.cand_feature); free(w.cand_bin); free(w.scratch)
 
 
 cdef class TreeBuilder:
@@ -144,11 +253,12 @@ cdef class TreeBuilder:
     discrete-Laplace scale of a leaf's fixed-point sum (mean leaves) or of each class
     count (count leaves); ``leaf_eps_num / leaf_den`` weights the median's rank scores.
     ``max_features == 0`` selects the greedy splitter over all candidates; otherwise
-    ``max_features`` random candidates per node. ``max_nodes`` caps the tree's size: once
-    it would be passed, nodes become leaves (a rule on released values only).
+    ``max_features`` random candidates per node. ``max_nodes`` caps the tree's size
+    (:meth:`plan_level`).
     """
 
-    cdef int n_bins, n_labels, max_depth, criterion, leaf_kind, width, max_features
+    cdef readonly int width, max_depth
+    cdef int n_bins, n_labels, criterion, leaf_kind, max_features
     cdef Py_ssize_t max_nodes
     cdef bint permute_flip
     cdef double min_samples_split, min_samples_leaf, fixed_scale
@@ -170,8 +280,8 @@ cdef class TreeBuilder:
             raise ValueError("selection must be 'permute_and_flip' or 'exponential'")
         if max_features < 0:
             raise ValueError("max_features must be >= 0")
-        if max_nodes < 1:
-            raise ValueError("max_nodes must be >= 1")
+        if max_nodes < 1 or max_nodes >= 2**31:
+            raise ValueError("max_nodes must be in [1, 2**31)")
         self.max_nodes = max_nodes
         if min(count_t, count_s, leaf_t, leaf_s, split_eps_num, split_den, leaf_eps_num,
                leaf_den) < 1 or not split_q > 0 or not fixed_scale > 0:
@@ -196,34 +306,149 @@ cdef class TreeBuilder:
     def value_width(self):
         return self.n_labels if self.leaf_kind in (LEAF_COUNTS, LEAF_LABEL) else 1
 
+    @property
+    def greedy(self):
+        return self.max_features == 0
+
+    def _n_candidates(self, Py_ssize_t p):
+        """(features drawn per node, candidates per node) for ``p`` features."""
+        if p < 1:
+            raise ValueError("need at least one feature")
+        if p * (self.n_bins - 1) >= 2**31:
+            raise ValueError("too many split candidates")
+        if self.max_features == 0:
+            return p, p * (self.n_bins - 1)
+        k = p if self.max_features > p else self.max_features
+        return k, k
+
+    cdef int _workspace(self, Workspace* w, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+        cdef Py_ssize_t k = p if (self.max_features == 0 or self.max_features > p) else self.max_features
+        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if self.max_features == 0 else k
+        cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
+        cdef Py_ssize_t n_work = n_scores if n_scores > p else p
+        w.current = <int64_t*>malloc((p * self.n_bins * self.width + 1) * sizeof(int64_t))
+        w.left_stats = <int64_t*>malloc(k * self.width * sizeof(int64_t))
+        w.totals = <int64_t*>malloc(self.width * sizeof(int64_t))
+        w.scores = <int64_t*>malloc(n_scores * sizeof(int64_t))
+        w.utilities = <double*>malloc(n_cand * sizeof(double))
+        w.work = <Py_ssize_t*>malloc(n_work * sizeof(Py_ssize_t))
+        w.cand_feature = <int32_t*>malloc(k * sizeof(int32_t))
+        w.cand_bin = <int32_t*>malloc(k * sizeof(int32_t))
+        w.scratch = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        if (w.current == NULL or w.left_stats == NULL or w.totals == NULL
+                or w.scores == NULL or w.utilities == NULL or w.work == NULL
+                or w.cand_feature == NULL or w.cand_bin == NULL or w.scratch == NULL):
+            return ERR_MEMORY
+        return 0
+
+    # -- what a level decides, from statistics alone -----------------------------------
+
+    cdef inline bint _may_split(self, int depth, double noisy_count) noexcept nogil:
+        return depth < self.max_depth and noisy_count >= self.min_samples_split
+
+    cdef int _split(self, bitgen_t* bg, const int64_t* hist, Py_ssize_t p, Py_ssize_t k,
+                    Workspace* w, Decision* d) noexcept nogil:
+        """Choose a splittable node's split and release its children's noisy counts.
+
+        Reads ``hist`` (the node's per-feature histograms, greedy splitter) or
+        ``w.left_stats`` for the candidates ``w.cand_feature / w.cand_bin`` (random
+        splitter), and ``w.totals``. ``d.feature`` stays -1 if a child's noisy count is
+        below ``min_samples_leaf`` (the split is undone; the caller makes a leaf).
+        """
+        cdef bint greedy = self.max_features == 0
+        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if greedy else k
+        cdef Py_ssize_t chosen, bin_
+        cdef int32_t f, b
+        if greedy:
+            self._greedy_utilities(hist, p, w.utilities)
+        else:
+            self._random_utilities(w.totals, w.left_stats, k, w.utilities)
+        if _quantise(w.utilities, n_cand, self.split_q, w.scores) != 0:
+            return ERR_SCORE_RANGE
+        if self.permute_flip:
+            chosen = permute_and_flip(bg, w.scores, n_cand, self.split_eps_num,
+                                      self.split_den, w.work)
+        else:
+            chosen = exponential_mechanism(bg, w.scores, n_cand, self.split_eps_num,
+                                           self.split_den)
+        if greedy:
+            f = <int32_t>(chosen // (self.n_bins - 1))
+            b = <int32_t>(chosen % (self.n_bins - 1))
+            d.n_left = 0
+            for bin_ in range(b + 1):
+                d.n_left += hist[(f * self.n_bins + bin_) * self.width]
+        else:
+            f = w.cand_feature[chosen]
+            b = w.cand_bin[chosen]
+            d.n_left = w.left_stats[chosen * self.width]
+        d.n_right = w.totals[0] - d.n_left
+        d.left_count = d.n_left + discrete_laplace(bg, self.count_t, self.count_s)
+        d.right_count = d.n_right + discrete_laplace(bg, self.count_t, self.count_s)
+        d.feature = -1
+        d.bin_threshold = -1
+        if d.left_count >= self.min_samples_leaf and d.right_count >= self.min_samples_leaf:
+            d.feature = f
+            d.bin_threshold = b
+        return 0
+
+    cdef void _hist_totals(self, const int64_t* hist, int64_t* totals) noexcept nogil:
+        """A node's totals: its first feature's histogram summed over the bins."""
+        cdef Py_ssize_t b, m
+        for m in range(self.width):
+            totals[m] = 0
+        for b in range(self.n_bins):
+            for m in range(self.width):
+                totals[m] += hist[b * self.width + m]
+
+    cdef void _hist_left(self, const int64_t* hist, const int32_t* feature,
+                         const int32_t* bin_, Py_ssize_t k, int64_t* left) noexcept nogil:
+        """Left-side statistics of candidates ``(feature[c], bin_[c])`` from histograms."""
+        cdef Py_ssize_t c, b, m
+        cdef const int64_t* cell
+        for c in range(k):
+            for m in range(self.width):
+                left[c * self.width + m] = 0
+            for b in range(bin_[c] + 1):
+                cell = hist + (feature[c] * self.n_bins + b) * self.width
+                for m in range(self.width):
+                    left[c * self.width + m] += cell[m]
+
+    # -- building from rows in memory --------------------------------------------------
+
+    def level_streams(self, generator):
+        """One independent generator per depth ``0 .. max_depth``, spawned from
+        ``generator``: every draw for the nodes of depth ``d`` (their split choices, their
+        children's noisy counts, their leaf values; or their random candidates) comes
+        from stream ``d``, in left-to-right order whatever order the nodes are built in."""
+        return generator.spawn(self.max_depth + 1)
+
     def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
               const int64_t[::1] y_fixed, const uint8_t[::1] labels, codes_by_feature=None):
-        """Build the tree; returns a dict of node arrays.
+        """Build the tree from rows in memory; returns a dict of node arrays, numbered
+        depth first.
 
         ``value`` has one entry per node (regression) or ``value_width`` columns (class
         counts); it is NaN at internal nodes.
 
         ``generator`` draws all noise; ``candidate_generator`` draws the random splitter's
-        candidates and nothing else, so those never depend on the data. ``codes``: (n, p)
-        feature bin codes below ``n_bins``; ``y_fixed``: targets in ``[0, fixed_scale]``
-        (ignored for classification); ``labels``: target bins or classes below ``n_labels``.
-        ``codes_by_feature``: the same codes feature-major, shape (p, n) (made here if not
-        given). Split tests read one feature of rows scattered across the data: in a 1-D
-        column per feature those reads stay within a cache-sized array.
+        candidates and nothing else, so those never depend on the data (each through
+        :meth:`level_streams`). ``codes``: (n, p) feature bin codes below ``n_bins``;
+        ``y_fixed``: targets in ``[0, fixed_scale]`` (ignored for classification);
+        ``labels``: target bins or classes below ``n_labels``. ``codes_by_feature``: the
+        same codes feature-major, shape (p, n) (made here if not given). Split tests read
+        one feature of rows scattered across the data: in a 1-D column per feature those
+        reads stay within a cache-sized array.
         """
-        cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1]
-        cdef bitgen_t* bg = bitgen_of(generator)
-        cdef bitgen_t* cand_bg = bitgen_of(candidate_generator)
+        cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1], d
+        cdef bitgen_t* bgs[MAX_LEVELS]
+        cdef bitgen_t* cand_bgs[MAX_LEVELS]
         cdef NodeArrays nodes
         cdef int status
         # An empty part of a partition forest still gets a (noisy) tree: skipping it would
         # reveal that it is empty. So n == 0 is allowed.
-        if p < 1:
-            raise ValueError("need at least one feature")
+        self._n_candidates(p)
         if y_fixed.shape[0] != n or labels.shape[0] != n:
             raise ValueError("codes, y_fixed and labels must have one entry per row")
-        if p * (self.n_bins - 1) >= 2**31:
-            raise ValueError("too many split candidates")
         # The loops below index statistics by these values: check them once here.
         if n and (np.asarray(codes).max() >= self.n_bins
                   or np.asarray(labels).max() >= self.n_labels):
@@ -232,6 +457,11 @@ cdef class TreeBuilder:
             raise ValueError("fixed-point targets out of range")
         if candidate_generator is generator:
             raise ValueError("candidates need their own generator, separate from the noise")
+        noise = self.level_streams(generator)  # fresh generators: no one else draws from them
+        candidates = self.level_streams(candidate_generator)
+        for d in range(self.max_depth + 1):
+            bgs[d] = bitgen_of(noise[d])
+            cand_bgs[d] = bitgen_of(candidates[d])
         if codes_by_feature is None:
             codes_by_feature = np.ascontiguousarray(np.asarray(codes).T)
         if np.shape(codes_by_feature) != (p, n):
@@ -244,167 +474,252 @@ cdef class TreeBuilder:
         index = np.arange(max(n, 1), dtype=np.intp)  # one spare slot keeps &idx[0] valid
         cdef Py_ssize_t[::1] idx = index
         try:
-            with generator.bit_generator.lock, candidate_generator.bit_generator.lock, nogil:
-                status = self._build(bg, cand_bg, codes, &columns[0, 0], columns.shape[1],
+            with nogil:
+                status = self._build(bgs, cand_bgs, codes, &columns[0, 0], columns.shape[1],
                                      y_fixed, labels, &idx[0], n, p, &nodes)
-            if status == ERR_MEMORY:
-                raise MemoryError("out of memory while building the tree")
-            if status == ERR_SCORE_RANGE:
-                raise OverflowError("split utilities out of range for exact selection")
-            size = nodes.size
-            value = np.asarray(<double[:size * nodes.value_width]>nodes.value).copy()
-            return {
-                "feature": np.asarray(<int32_t[:size]>nodes.feature).copy(),
-                "bin_threshold": np.asarray(<int32_t[:size]>nodes.bin_threshold).copy(),
-                "left": np.asarray(<int32_t[:size]>nodes.left).copy(),
-                "right": np.asarray(<int32_t[:size]>nodes.right).copy(),
-                "depth": np.asarray(<int32_t[:size]>nodes.depth).copy(),
-                "noisy_count": np.asarray(<double[:size]>nodes.noisy_count).copy(),
-                "value": value.reshape(size, nodes.value_width) if nodes.value_width > 1 else value,
-            }
+            _raise_status(status)
+            return _node_dict(&nodes)
         finally:
             _free_nodes(&nodes)
 
-    # -- the build loop ----------------------------------------------------------------
-
-    cdef int _build(self, bitgen_t* bg, bitgen_t* cand_bg, const uint8_t[:, ::1] codes,
+    cdef int _build(self, bitgen_t** bgs, bitgen_t** cand_bgs, const uint8_t[:, ::1] codes,
                     const uint8_t* columns, Py_ssize_t column_stride,
                     const int64_t[::1] y_fixed, const uint8_t[::1] labels, Py_ssize_t* idx,
                     Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes) noexcept nogil:
+        """Depth first: a node's subtree is built while its rows and histograms are in
+        cache. Nodes of one depth are still met left to right, each drawing from its
+        depth's stream: the draws of a level-by-level build."""
         cdef bint greedy = self.max_features == 0
         cdef Py_ssize_t k = p if (greedy or self.max_features > p) else self.max_features
-        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if greedy else k
-        cdef Py_ssize_t hist = p * self.n_bins * self.width if greedy else 0
-        # Depth-first: the stack holds at most one pending sibling per depth plus the node
-        # being split, so positions 0 .. max_depth + 1 are all that is ever used.
+        cdef Py_ssize_t hist = p * self.n_bins * self.width
+        # The stack holds at most one pending sibling per depth plus the node being
+        # split, so positions 0 .. max_depth + 1 are all that is ever used.
         cdef Py_ssize_t n_slots = self.max_depth + 3
-        cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
-        cdef Py_ssize_t n_work = n_scores if n_scores > p else p
         cdef Workspace w
-        cdef StackEntry stack[67]  # max_depth <= 64: n_slots <= 67
+        cdef Decision d
+        cdef StackEntry stack[MAX_LEVELS + 2]
+        cdef Py_ssize_t attempts[MAX_LEVELS]  # split attempts so far at each depth
         cdef StackEntry e
-        cdef Py_ssize_t top = 0, node_id, chosen, mid, m
-        cdef int32_t f, b
-        cdef double left_count, right_count
+        cdef int64_t* slots = NULL  # one statistics buffer per stack position
+        cdef const int64_t* h
+        cdef Py_ssize_t top = 0, mid
+        cdef int32_t node_id
         cdef bint left_needs, right_needs
         cdef int status = 0
-        w.slots = <int64_t*>malloc((n_slots * hist + 1) * sizeof(int64_t))
-        w.current = <int64_t*>malloc((hist + 1) * sizeof(int64_t))
-        w.left_stats = <int64_t*>malloc(k * self.width * sizeof(int64_t))
-        w.totals = <int64_t*>malloc(self.width * sizeof(int64_t))
-        w.labels = <int64_t*>malloc(self.n_labels * sizeof(int64_t))
-        w.scores = <int64_t*>malloc(n_scores * sizeof(int64_t))
-        w.utilities = <double*>malloc(n_cand * sizeof(double))
-        w.work = <Py_ssize_t*>malloc(n_work * sizeof(Py_ssize_t))
-        w.cand_feature = <int32_t*>malloc(k * sizeof(int32_t))
-        w.cand_bin = <int32_t*>malloc(k * sizeof(int32_t))
-        w.scratch = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-        if (w.scratch == NULL or w.slots == NULL or w.current == NULL or w.left_stats == NULL or w.totals == NULL
-                or w.labels == NULL or w.scores == NULL or w.utilities == NULL
-                or w.work == NULL or w.cand_feature == NULL or w.cand_bin == NULL):
+        memset(&w, 0, sizeof(Workspace))
+        memset(attempts, 0, sizeof(attempts))
+        status = self._workspace(&w, n, p)
+        slots = <int64_t*>malloc((n_slots * hist + 1) * sizeof(int64_t))
+        if slots == NULL:
             status = ERR_MEMORY
-        else:
+        if status == 0:
             stack[0].start = 0
             stack[0].end = n
             stack[0].depth = 0
             stack[0].parent = -1
             stack[0].is_left = False
-            stack[0].noisy_count = n + discrete_laplace(bg, self.count_t, self.count_s)
+            stack[0].noisy_count = n + discrete_laplace(bgs[0], self.count_t, self.count_s)
             stack[0].has_stats = greedy and self._may_split(0, stack[0].noisy_count)
             if stack[0].has_stats:
-                self._histograms(codes, y_fixed, labels, idx, 0, n, p, w.slots)
+                self._histograms(codes, y_fixed, labels, idx, 0, n, p, slots)
             top = 1
         while status == 0 and top > 0:
             top -= 1
             e = stack[top]
-            if nodes.size == nodes.capacity and _grow(nodes) != 0:
+            node_id = _new_node(nodes, e.depth, e.noisy_count, e.parent, e.is_left)
+            if node_id < 0:
                 status = ERR_MEMORY
                 break
-            node_id = nodes.size
-            nodes.size += 1
-            nodes.depth[node_id] = e.depth
-            nodes.noisy_count[node_id] = e.noisy_count
-            nodes.left[node_id] = -1
-            nodes.right[node_id] = -1
-            nodes.feature[node_id] = -1
-            nodes.bin_threshold[node_id] = -1
-            for m in range(nodes.value_width):  # only leaves release a value
-                nodes.value[node_id * nodes.value_width + m] = NAN
-            if e.parent >= 0:
-                if e.is_left:
-                    nodes.left[e.parent] = <int32_t>node_id
+            if not (self._may_split(e.depth, e.noisy_count)
+                    and attempts[e.depth] < self._max_level_attempts()):
+                self._row_totals(y_fixed, labels, idx, e.start, e.end, w.totals)
+                self._leaf_value(bgs[e.depth], w.totals, e.noisy_count, &w,
+                                 nodes.value + node_id * nodes.value_width)
+                continue
+            attempts[e.depth] += 1
+            h = NULL
+            if greedy:
+                # the children's histograms will overwrite this slot and the next
+                memcpy(w.current, slots + top * hist, hist * sizeof(int64_t))
+                h = w.current
+                self._hist_totals(h, w.totals)
+            else:
+                _draw_candidates(cand_bgs[e.depth], p, k, self.n_bins, w.work,
+                                 w.cand_feature, w.cand_bin)
+                self._candidate_stats(columns, column_stride, y_fixed, labels, idx,
+                                      e.start, e.end, k, w.cand_feature, w.cand_bin,
+                                      w.totals, w.left_stats)
+            status = self._split(bgs[e.depth], h, p, k, &w, &d)
+            if status != 0:
+                break
+            if d.feature < 0:
+                self._leaf_value(bgs[e.depth], w.totals, e.noisy_count, &w,
+                                 nodes.value + node_id * nodes.value_width)
+                continue
+            mid = _partition(columns + d.feature * column_stride, idx, e.start, e.end,
+                             d.bin_threshold, w.scratch)
+            nodes.feature[node_id] = d.feature
+            nodes.bin_threshold[node_id] = d.bin_threshold
+            left_needs = greedy and self._may_split(e.depth + 1, d.left_count)
+            right_needs = greedy and self._may_split(e.depth + 1, d.right_count)
+            # Measure the child with the smaller *released* noisy count and take the
+            # other as parent minus it. The rule reads only released values
+            # (post-processing), never the private child sizes.
+            if left_needs or right_needs:
+                if d.left_count <= d.right_count:
+                    self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
+                                     slots + (top + 1) * hist)
+                    if right_needs:
+                        _subtract(h, slots + (top + 1) * hist, hist, slots + top * hist)
                 else:
-                    nodes.right[e.parent] = <int32_t>node_id
-
-            # The node cap bounds the work whatever the noise does (empty nodes may split at
-            # small epsilon); it reads only released counts and the public cap, so cutting
-            # growth there is post-processing.
-            if self._may_split(e.depth, e.noisy_count) and nodes.size + top + 2 <= self.max_nodes:
-                if greedy:
-                    memcpy(w.current, w.slots + top * hist, hist * sizeof(int64_t))
-                    self._greedy_utilities(w.current, p, w.utilities)
-                else:
-                    _draw_candidates(cand_bg, p, k, self.n_bins, w.work, w.cand_feature,
-                                     w.cand_bin)
-                    self._candidate_stats(columns, column_stride, y_fixed, labels, idx,
-                                          e.start, e.end, k,
-                                          w.cand_feature, w.cand_bin, w.totals, w.left_stats)
-                    self._random_utilities(w.totals, w.left_stats, k, w.utilities)
-                if _quantise(w.utilities, n_cand, self.split_q, w.scores) != 0:
-                    status = ERR_SCORE_RANGE
-                    break
-                if self.permute_flip:
-                    chosen = permute_and_flip(bg, w.scores, n_cand, self.split_eps_num,
-                                              self.split_den, w.work)
-                else:
-                    chosen = exponential_mechanism(bg, w.scores, n_cand, self.split_eps_num,
-                                                   self.split_den)
-                if greedy:
-                    f = <int32_t>(chosen // (self.n_bins - 1))
-                    b = <int32_t>(chosen % (self.n_bins - 1))
-                else:
-                    f = w.cand_feature[chosen]
-                    b = w.cand_bin[chosen]
-                mid = _partition(columns + f * column_stride, idx, e.start, e.end, b, w.scratch)
-                left_count = (mid - e.start) + discrete_laplace(bg, self.count_t, self.count_s)
-                right_count = (e.end - mid) + discrete_laplace(bg, self.count_t, self.count_s)
-                if left_count >= self.min_samples_leaf and right_count >= self.min_samples_leaf:
-                    nodes.feature[node_id] = f
-                    nodes.bin_threshold[node_id] = b
-                    left_needs = greedy and self._may_split(e.depth + 1, left_count)
-                    right_needs = greedy and self._may_split(e.depth + 1, right_count)
-                    # Measure the child with the smaller *released* noisy count and take
-                    # the other as parent minus it. The rule reads only released values
-                    # (post-processing), never the private child sizes.
-                    if left_needs or right_needs:
-                        if left_count <= right_count:
-                            self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
-                                             w.slots + (top + 1) * hist)
-                            if right_needs:
-                                _subtract(w.current, w.slots + (top + 1) * hist, hist,
-                                          w.slots + top * hist)
-                        else:
-                            self._histograms(codes, y_fixed, labels, idx, mid, e.end, p,
-                                             w.slots + top * hist)
-                            if left_needs:
-                                _subtract(w.current, w.slots + top * hist, hist,
-                                          w.slots + (top + 1) * hist)
-                    # right first, so that the left child is built (and numbered) first
-                    _set_entry(&stack[top], mid, e.end, e.depth + 1, node_id, False,
-                               right_needs, right_count)
-                    _set_entry(&stack[top + 1], e.start, mid, e.depth + 1, node_id, True,
-                               left_needs, left_count)
-                    top += 2
-                    continue
-            self._leaf_value(bg, y_fixed, labels, idx, e.start, e.end, e.noisy_count, w,
-                             nodes.value + node_id * nodes.value_width)
-        free(w.slots); free(w.current); free(w.left_stats); free(w.totals); free(w.labels)
-        free(w.scores); free(w.utilities); free(w.work); free(w.cand_feature); free(w.cand_bin)
-        free(w.scratch)
+                    self._histograms(codes, y_fixed, labels, idx, mid, e.end, p,
+                                     slots + top * hist)
+                    if left_needs:
+                        _subtract(h, slots + top * hist, hist, slots + (top + 1) * hist)
+            # right first, so that the left child is built (and numbered) first
+            _set_entry(&stack[top], mid, e.end, e.depth + 1, node_id, False, right_needs,
+                       d.right_count)
+            _set_entry(&stack[top + 1], e.start, mid, e.depth + 1, node_id, True, left_needs,
+                       d.left_count)
+            top += 2
+        free(slots)
+        _free_workspace(&w)
         return status
 
-    cdef inline bint _may_split(self, int depth, double noisy_count) noexcept nogil:
-        return depth < self.max_depth and noisy_count >= self.min_samples_split
+    cdef inline Py_ssize_t _max_level_attempts(self) noexcept nogil:
+        """Split attempts allowed per depth, so that a tree has at most ``max_nodes``
+        nodes: ``1 + 2 * max_depth * attempts <= max_nodes``."""
+        cdef Py_ssize_t a = (self.max_nodes - 1) // (2 * (self.max_depth if self.max_depth > 0 else 1))
+        return a if a > 0 else 0
+
+    # -- building from statistics summed elsewhere -------------------------------------
+
+    def noisy_root_count(self, generator, int64_t n_rows):
+        """The root's released count: ``n_rows`` plus discrete Laplace noise (the first
+        draw of a build, from the depth-0 stream)."""
+        cdef bitgen_t* bg = bitgen_of(generator)
+        cdef double out
+        with generator.bit_generator.lock:
+            out = n_rows + discrete_laplace(bg, self.count_t, self.count_s)
+        return out
+
+    def plan_level(self, int depth, const double[::1] noisy_count):
+        """Which nodes of a level (released counts ``noisy_count``, left to right) try
+        to split: those that may (depth, ``min_samples_split``) while they are among the
+        first ``(max_nodes - 1) // (2 max_depth)`` of their depth to."""
+        cdef Py_ssize_t i, n = noisy_count.shape[0], attempts = 0
+        out = np.zeros(n, dtype=bool)
+        for i in range(n):
+            if self._may_split(depth, noisy_count[i]) and attempts < self._max_level_attempts():
+                out[i] = True
+                attempts += 1
+        return out
+
+    def draw_candidates(self, candidate_generator, Py_ssize_t n_nodes, Py_ssize_t p):
+        """The random splitter's candidates of ``n_nodes`` splittable nodes, in order:
+        ``(feature, bin_threshold)``, int32 arrays of shape (n_nodes, k). The same draws an
+        in-memory build makes."""
+        cdef Py_ssize_t k = self._n_candidates(p)[0], i
+        cdef bitgen_t* cand_bg = bitgen_of(candidate_generator)
+        if self.max_features == 0:
+            raise ValueError("the greedy splitter has no random candidates")
+        feature = np.zeros((n_nodes, k), dtype=np.int32)
+        bin_ = np.zeros((n_nodes, k), dtype=np.int32)
+        work = np.zeros(p, dtype=np.intp)
+        cdef int32_t[:, ::1] f_view = feature
+        cdef int32_t[:, ::1] b_view = bin_
+        cdef Py_ssize_t[::1] work_view = work
+        with candidate_generator.bit_generator.lock:
+            for i in range(n_nodes):
+                _draw_candidates(cand_bg, p, k, self.n_bins, &work_view[0], &f_view[i, 0],
+                                 &b_view[i, 0])
+        return feature, bin_
+
+    def decide_level(self, generator, int depth, const double[::1] noisy_count,
+                     const int64_t[:, ::1] totals,
+                     const int64_t[:, :, :, ::1] hist, cand_feature=None, cand_bin=None):
+        """Decide the nodes of one level, in order, from their exact statistics.
+
+        ``generator``: the level's stream (:meth:`level_streams`); ``noisy_count``: the
+        level's released counts, left to right; ``totals`` (n, width): every node's totals (used for the nodes that do not
+        split); ``hist`` (n_splittable, p, n_bins, width): the histograms of the nodes
+        :meth:`plan_level` marks, in order; ``cand_feature / cand_bin``: their candidates
+        (:meth:`draw_candidates`, random splitter). Draws exactly the noise
+        :meth:`build` draws for the level. Returns ``(feature, bin_threshold,
+        left_count, right_count, value)``: feature -1 and a released ``value`` for a
+        leaf, NaN values and the children's noisy counts for a split.
+        """
+        cdef Py_ssize_t n = noisy_count.shape[0], p = hist.shape[1], i, j = 0, m, k
+        cdef bitgen_t* bg = bitgen_of(generator)
+        cdef Workspace w
+        cdef Decision d
+        cdef int status = 0
+        cdef int vw = self.value_width
+        splittable = self.plan_level(depth, noisy_count)
+        cdef const uint8_t[::1] split_view = splittable.view(np.uint8)
+        k = self._n_candidates(p)[0]
+        if totals.shape[0] != n or totals.shape[1] != self.width:
+            raise ValueError(f"totals must have shape ({n}, {self.width})")
+        if (hist.shape[0] != int(splittable.sum()) or hist.shape[2] != self.n_bins
+                or hist.shape[3] != self.width):
+            raise ValueError(f"hist must have shape ({int(splittable.sum())}, p, "
+                             f"{self.n_bins}, {self.width}): one per splittable node")
+        cdef const int32_t[:, ::1] cf
+        cdef const int32_t[:, ::1] cb
+        if self.max_features != 0:
+            cf = np.ascontiguousarray(cand_feature, dtype=np.int32)
+            cb = np.ascontiguousarray(cand_bin, dtype=np.int32)
+            if cf.shape[0] != hist.shape[0] or cf.shape[1] != k or cb.shape[0] != cf.shape[0] \
+                    or cb.shape[1] != k:
+                raise ValueError(f"candidates must have shape ({hist.shape[0]}, {k})")
+            if hist.shape[0] and (np.asarray(cf).min() < 0 or np.asarray(cf).max() >= p
+                                  or np.asarray(cb).min() < 0
+                                  or np.asarray(cb).max() >= self.n_bins - 1):
+                raise ValueError("candidates out of range")
+        feature = np.full(n, -1, dtype=np.int32)
+        bin_threshold = np.full(n, -1, dtype=np.int32)
+        left_count = np.full(n, np.nan)
+        right_count = np.full(n, np.nan)
+        value = np.full((n, vw), np.nan)
+        cdef int32_t[::1] f_out = feature
+        cdef int32_t[::1] b_out = bin_threshold
+        cdef double[::1] lc_out = left_count
+        cdef double[::1] rc_out = right_count
+        cdef double[:, ::1] v_out = value
+        memset(&w, 0, sizeof(Workspace))
+        try:
+            with generator.bit_generator.lock, nogil:
+                status = self._workspace(&w, 0, p)
+                for i in range(n):
+                    if status != 0:
+                        break
+                    if not split_view[i]:
+                        for m in range(self.width):
+                            w.totals[m] = totals[i, m]
+                        self._leaf_value(bg, w.totals, noisy_count[i], &w, &v_out[i, 0])
+                        continue
+                    self._hist_totals(&hist[j, 0, 0, 0], w.totals)
+                    if self.max_features != 0:
+                        memcpy(w.cand_feature, &cf[j, 0], k * sizeof(int32_t))
+                        memcpy(w.cand_bin, &cb[j, 0], k * sizeof(int32_t))
+                        self._hist_left(&hist[j, 0, 0, 0], w.cand_feature, w.cand_bin, k,
+                                        w.left_stats)
+                    status = self._split(bg, &hist[j, 0, 0, 0], p, k, &w, &d)
+                    j += 1
+                    if status != 0:
+                        break
+                    if d.feature < 0:
+                        self._leaf_value(bg, w.totals, noisy_count[i], &w, &v_out[i, 0])
+                        continue
+                    f_out[i] = d.feature
+                    b_out[i] = d.bin_threshold
+                    lc_out[i] = d.left_count
+                    rc_out[i] = d.right_count
+            _raise_status(status)
+        finally:
+            _free_workspace(&w)
+        return feature, bin_threshold, left_count, right_count, (
+            value if vw > 1 else value[:, 0].copy())
 
     # -- statistics --------------------------------------------------------------------
 
@@ -554,15 +869,29 @@ cdef class TreeBuilder:
                 right[m] = totals[m] - left[c * self.width + m]
             utilities[c] = self._side_utility(left + c * self.width) + self._side_utility(right)
 
+    cdef void _row_totals(self, const int64_t[::1] y_fixed, const uint8_t[::1] labels,
+                          const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
+                          int64_t* totals) noexcept nogil:
+        """Totals of rows ``idx[start:end]``: ``[count, sum]`` or ``[count, n_0, ...]``."""
+        cdef Py_ssize_t i, m
+        for m in range(self.width):
+            totals[m] = 0
+        if self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                totals[1] += y_fixed[idx[i]]
+        else:
+            for i in range(start, end):
+                totals[1 + labels[idx[i]]] += 1
+        totals[0] = end - start
+
     # -- leaves ------------------------------------------------------------------------
 
-    cdef void _leaf_value(self, bitgen_t* bg, const int64_t[::1] y_fixed,
-                          const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
-                          Py_ssize_t end, double noisy_count, Workspace w,
-                          double* value) noexcept nogil:
-        """Write a leaf's released value(s): [0, 1] for regression, noisy counts per class."""
-        cdef Py_ssize_t i, k
-        cdef int64_t total = 0, below, above, half
+    cdef void _leaf_value(self, bitgen_t* bg, const int64_t* totals, double noisy_count,
+                          Workspace* w, double* value) noexcept nogil:
+        """Write a leaf's released value(s) from its totals: [0, 1] for regression, noisy
+        counts per class."""
+        cdef Py_ssize_t k
+        cdef int64_t total, below, above
         cdef double v
         cdef int nl = self.n_labels
         if self.leaf_kind == LEAF_MEAN:
@@ -570,41 +899,42 @@ cdef class TreeBuilder:
             # 1/2 is added back and the mean clipped to [0, 1]. Centred targets lie in
             # [-1/2, 1/2], so one record moves the sum by at most fixed_scale / 2: half the
             # sensitivity, half the noise of an uncentred sum.
-            half = <int64_t>(self.fixed_scale / 2)
-            for i in range(start, end):
-                total += y_fixed[idx[i]] - half
+            total = totals[1] - totals[0] * <int64_t>(self.fixed_scale / 2)
             v = (total + discrete_laplace(bg, self.leaf_t, self.leaf_s)) / self.fixed_scale
             v = 0.5 + v / (noisy_count if noisy_count > 1.0 else 1.0)
             value[0] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
             return
-        for k in range(nl):
-            w.labels[k] = 0
-        for i in range(start, end):
-            w.labels[labels[idx[i]]] += 1
         if self.leaf_kind == LEAF_COUNTS:
             # One record is in one class: L1 sensitivity 1 for the whole count vector.
             for k in range(nl):
-                value[k] = w.labels[k] + discrete_laplace(bg, self.leaf_t, self.leaf_s)
+                value[k] = totals[1 + k] + discrete_laplace(bg, self.leaf_t, self.leaf_s)
             return
         if self.leaf_kind == LEAF_LABEL:
             # Only the majority label, by permute-and-flip on the class counts: each count
             # has sensitivity 1 and adding a record never lowers any (monotonic).
             for k in range(nl):
-                w.scores[k] = w.labels[k]
+                w.scores[k] = totals[1 + k]
                 value[k] = 0.0
             k = permute_and_flip(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den, w.work)
             value[k] = 1.0
             return
         # Median: exponential mechanism over target-bin centres, rank utility
         # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1).
-        total = end - start
+        total = totals[0]
         below = 0
         for k in range(nl):
-            above = total - below - w.labels[k]
+            above = total - below - totals[1 + k]
             w.scores[k] = -(below - above if below >= above else above - below)
-            below += w.labels[k]
+            below += totals[1 + k]
         k = exponential_mechanism(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den)
         value[0] = (k + 0.5) / nl
+
+
+cdef _raise_status(int status):
+    if status == ERR_MEMORY:
+        raise MemoryError("out of memory while building the tree")
+    if status == ERR_SCORE_RANGE:
+        raise OverflowError("split utilities out of range for exact selection")
 
 
 cdef inline void _set_entry(StackEntry* s, Py_ssize_t start, Py_ssize_t end, int32_t depth,

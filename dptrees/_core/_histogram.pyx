@@ -19,6 +19,8 @@ from libc.string cimport memcpy
 from dptrees._core._routing cimport leaf_of
 from dptrees._core._tree import check_tree
 
+import numpy as np
+
 ctypedef Py_ssize_t intp
 
 
@@ -236,7 +238,8 @@ cdef _check_routing(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
 def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
                      const int32_t[::1] feature, const int32_t[::1] bin_threshold,
                      const int32_t[::1] left, const int32_t[::1] right,
-                     const intp[::1] slot_of_node, int64_t[:, :, :, ::1] out):
+                     const intp[::1] slot_of_node, int64_t[:, :, :, ::1] out,
+                     const uint8_t[::1] labels=None):
     """Add each row's statistics to ``out[slot, f, bin, k]`` of the node it reaches.
 
     ``out`` covers the first ``out.shape[1]`` features (all of them for split histograms;
@@ -244,18 +247,28 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
     of a block (row-major ``codes``, stat-major ``stats[k, i]``) are routed through
     a partially grown tree (nodes not yet split have ``left == -1``); a row that reaches
     node ``v`` with ``slot_of_node[v] >= 0`` adds its statistics to every feature's bin
-    of that slot, others are skipped. The result is an exact integer sum, so blocks can
+    of that slot, others are skipped. With ``labels`` (class indices or target bins), the
+    cell also counts the row's label: ``out[..., n_stats + labels[i]] += stats[0, i]``
+    (the row's weight, 1 or 0), so label histograms cost one addition per row and
+    feature, not one per label. The result is an exact integer sum, so blocks can
     be processed in any order, by any thread or process, and added up: the same
     histogram as the node's rows taken at once (:func:`node_histogram`). Codes at or
     above ``n_bins`` count in the last bin.
     """
     cdef intp n = codes.shape[0], p = out.shape[1], n_stats = stats.shape[0]
-    cdef intp n_bins = out.shape[2], i, j, k, b, s
+    cdef intp n_bins = out.shape[2], width = out.shape[3], i, j, k, b, s
+    cdef bint has_labels = labels is not None
     cdef int64_t *cell
     cdef const uint8_t *row
-    if not 1 <= p <= codes.shape[1] or out.shape[3] != n_stats or n_bins < 1:
+    if not 1 <= p <= codes.shape[1] or n_bins < 1 or n_stats < 1 or not (
+            width > n_stats if has_labels else width == n_stats):
         raise ValueError("out must have shape (n_slots, 1 .. n_features, n_bins >= 1, "
-                         "n_stats)")
+                         "n_stats [+ n_labels])")
+    if has_labels:
+        if labels.shape[0] != n:
+            raise ValueError("labels must have one entry per row of codes")
+        if n and np.asarray(labels).max() >= width - n_stats:
+            raise ValueError("labels out of range for out's last axis")
     _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
                    out.shape[0])
     if n == 0:
@@ -273,4 +286,5 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
                 cell = &out[s, j, b, 0]
                 for k in range(n_stats):
                     cell[k] += stats[k, i]
-
+                if has_labels:
+                    cell[n_stats + labels[i]] += stats[0, i]

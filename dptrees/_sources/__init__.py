@@ -17,10 +17,14 @@ is the same from every source. No source adds noise or releases anything.
 
 import numpy as np
 
+from dptrees._binning import Binner
+from dptrees.validation import check_bounds
+
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
 
-__all__ = ["ArraySource", "BlockSource", "Blocks", "open_source"]
+__all__ = ["ArraySource", "BlockSource", "Blocks", "is_blockwise", "open_source",
+           "public_binner"]
 
 
 class Blocks:
@@ -57,6 +61,24 @@ class Blocks:
 
 def _is_dask(obj):
     return hasattr(obj, "__dask_graph__") and obj.__dask_graph__() is not None
+
+
+def is_blockwise(X, y=None):
+    """Whether ``fit(X, y)`` reads its rows block by block (Dask, memmaps,
+    :class:`Blocks`) rather than from an array in memory."""
+    return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, np.memmap))
+
+
+def public_binner(source, bounds, n_bins, max_rows):
+    """The binning of ``source``'s features over the public ``bounds``, and the leaks
+    of public inputs read from data: ``(binner, leaks)``. ``bounds=None`` reads them
+    from the data (per-block min/max), with a ``PrivacyLeakWarning``."""
+    if source.n_samples > max_rows:
+        raise ValueError(f"at most {max_rows} rows are supported, got {source.n_samples}")
+    data = source.feature_minmax() if bounds is None else None
+    checked = check_bounds(bounds, data, n_features=source.n_features)
+    leaks = [] if checked.leak is None else [checked.leak]
+    return Binner(checked.lower, checked.upper, n_bins), leaks
 
 
 def open_source(X, y, *, n_jobs=1, blockwise=True):

@@ -14,7 +14,7 @@ import numpy as np
 from dptrees._sources import _rows
 from dptrees.validation import check_classes
 
-__all__ = ["BlockwiseSource", "BlockwiseBoostingRows"]
+__all__ = ["BlockwiseSource", "BlockwiseBoostingRows", "BlockwiseTreeRows"]
 
 
 class BlockwiseSource:
@@ -85,6 +85,16 @@ class BlockwiseSource:
 
     def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
         return BlockwiseBoostingRows(self, loss, fixed, init, n_bins)
+
+    def assign_partitions(self, n_parts, rng):
+        """Each row's partition, drawn block by block in row order (the same draws as
+        :func:`~dptrees._sources._rows.assign_partitions` on all rows at once)."""
+        return [_rows.assign_partitions(m, n_parts, rng).astype(np.uint16 if n_parts
+                                                                 <= 65536 else np.intp)
+                for m in self.lengths]
+
+    def tree_rows(self, spec, n_bins, parts=None, part=None):
+        return BlockwiseTreeRows(self, spec, n_bins, parts, part)
 
 
 def _start_scores(codes, init):
@@ -182,3 +192,35 @@ class BlockwiseBoostingRows:
 
     def close(self):
         self.raw = self.pending = None
+
+
+class BlockwiseTreeRows:
+    """A DP tree's view of a blockwise source (:func:`dptrees._tree_growth.grow_from_statistics`):
+    exact per-node histograms and totals, one pass over the blocks per request.
+
+    ``parts``, ``part``: the tree sees only the rows of partition ``part`` (partition
+    forests); None: all rows.
+    """
+
+    def __init__(self, source, spec, n_bins, parts=None, part=None):
+        self.source = source
+        self.spec = spec
+        self.n_bins = n_bins
+        self.width = spec.width
+        self.n_features = source.n_features
+        self.part = part
+        self.parts = [None] * len(source.lengths) if parts is None else parts
+        if part is None:
+            self.n_rows = source.n_samples
+        else:
+            self.n_rows = int(sum(_rows.block_part_count(p, part) for p in self.parts))
+
+    def statistics(self, routing, totals_routing):
+        src = self.source
+        flat = src._sum(_rows.block_tree_statistics, [src.codes, src.labels, self.parts],
+                        spec=self.spec, part=self.part, routing=routing,
+                        totals_routing=totals_routing, n_bins=self.n_bins)
+        shape = (routing.n_slots, self.n_features, self.n_bins, self.width)
+        n_hist = int(np.prod(shape))
+        return (flat[:n_hist].reshape(shape),
+                flat[n_hist:].reshape(totals_routing.n_slots, self.width))

@@ -13,12 +13,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dptrees._core import _histogram
+from dptrees._core import _binning, _histogram
 from dptrees.mechanisms import fixed_point_sum
 from dptrees.validation import check_classes, check_features, check_targets_regression, clip
 
 __all__ = [
     "GradientSpec",
+    "TreeTargets",
+    "assign_partitions",
+    "block_part_count",
+    "block_tree_statistics",
     "Routing",
     "bin_block",
     "block_add_values",
@@ -224,3 +228,75 @@ def block_add_values(codes, tree, step, out):
     """``out[i] += step * value[leaf(i)]`` for the rows of a block (a fitted tree)."""
     _histogram.add_leaf_values(codes, tree.feature, tree.bin_threshold, tree.left,
                                tree.right, tree.value, step, out)
+
+
+# -- DP trees ------------------------------------------------------------------------------
+
+
+def assign_partitions(n_samples, n_parts, rng):
+    """Part of each record: independent and uniform over ``n_parts``, record by record.
+
+    Each record's part depends on its own draw only, so adding or removing one record
+    leaves every other record where it was: the parts are disjoint under add/remove-one
+    neighbours and parallel composition applies. (Shuffling and cutting into equal chunks
+    would not do: one record more moves the cut points and so other records' parts.)
+    One uniform double per record (``floor(u * n_parts)``): blocks drawing their parts in
+    row order from the same ``rng`` get the parts of all rows drawn at once.
+    """
+    parts = (rng.random(n_samples) * n_parts).astype(np.intp)
+    return np.minimum(parts, n_parts - 1, out=parts)
+
+
+def block_part_count(parts, part):
+    """Rows of a block in partition ``part``."""
+    return np.int64(np.count_nonzero(parts == part))
+
+
+class TreeTargets(NamedTuple):
+    """How a block's stored targets become a DP tree's per-row statistics.
+
+    ``mse``: ``[1, rint(y01 * fixed_scale)]`` from targets rescaled to [0, 1]; otherwise a
+    weight of 1 and a label: the stored class index (``n_target_bins == 0``) or the
+    target's bin among ``n_target_bins`` (median leaves). ``width``: statistics per cell,
+    as :class:`dptrees._core._builder.TreeBuilder` counts them.
+    """
+
+    mse: bool
+    fixed_scale: float
+    n_target_bins: int
+    width: int
+
+
+def tree_stats(targets, spec, weight=None):
+    """``(stats, labels)`` of a block for :func:`_histogram.routed_histogram`: exactly the
+    integers the in-memory tree builder adds up (``weight``: 0/1 per row, or None)."""
+    m = len(targets)
+    w = np.ones(m, dtype=np.int64) if weight is None else weight.astype(np.int64)
+    if spec.mse:
+        y_fixed = np.rint(np.asarray(targets, dtype=np.float64) * spec.fixed_scale)
+        return np.stack([w, y_fixed.astype(np.int64) * w]), None
+    if spec.n_target_bins:
+        labels = np.empty(m, dtype=np.uint8)
+        _binning.bin_values(np.ascontiguousarray(targets, dtype=np.float64), 0.0, 1.0,
+                            spec.n_target_bins, labels)
+    else:
+        labels = np.ascontiguousarray(targets, dtype=np.uint8)
+    return w[None, :], labels
+
+
+def block_tree_statistics(codes, targets, parts, spec, part, routing, totals_routing,
+                          n_bins):
+    """Exact histograms (slots of ``routing``) and totals (slots of ``totals_routing``)
+    of a block's rows by node, flattened into one int64 vector (so that blocks add up):
+    ``(n_slots, n_features, n_bins, width)`` then ``(n_totals, width)``. ``parts``,
+    ``part``: only the rows of partition ``part`` count (None: all rows)."""
+    weight = None if part is None else (parts == part)
+    stats, labels = tree_stats(targets, spec, weight)
+    codes = np.asarray(codes)
+    hist = np.zeros((routing.n_slots, codes.shape[1], n_bins, spec.width), dtype=np.int64)
+    if routing.n_slots:
+        _histogram.routed_histogram(codes, stats, *routing, hist, labels)
+    totals = np.zeros((totals_routing.n_slots, 1, n_bins, spec.width), dtype=np.int64)
+    if totals_routing.n_slots:
+        _histogram.routed_histogram(codes, stats, *totals_routing, totals, labels)
+    return np.concatenate([hist.ravel(), totals.sum(axis=(1, 2)).ravel()])

@@ -61,9 +61,8 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from dptrees._binning import Binner
 from dptrees._core import _fixedpoint
-from dptrees._sources import ArraySource, open_source
+from dptrees._sources import ArraySource, open_source, public_binner
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
@@ -90,7 +89,6 @@ from dptrees.mechanisms import (
     laplace_mechanism,
 )
 from dptrees.validation import (
-    check_bounds,
     check_delta,
     check_epsilon,
     check_in,
@@ -249,12 +247,7 @@ class _BoostingFitMixin:
 
     def _binner(self, source):
         """The binning over the public bounds (read from the data if None: a leak)."""
-        if source.n_samples > _MAX_ROWS:
-            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {source.n_samples}")
-        data = source.feature_minmax() if self.bounds is None else None
-        bounds = check_bounds(self.bounds, data, n_features=source.n_features)
-        leaks = [] if bounds.leak is None else [bounds.leak]
-        return Binner(bounds.lower, bounds.upper, self.n_bins), leaks
+        return public_binner(source, self.bounds, self.n_bins, _MAX_ROWS)
 
     def _bin(self, X):
         """Bin codes of in-memory ``X``: ``(binner, codes, leaks)``."""
