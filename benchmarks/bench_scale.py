@@ -213,14 +213,14 @@ def main(argv=None):
                         args.in_memory_rows or max(args.rows // 10, 1), splits)
         check_X = mem.pop("check_rows")[0]
         scale = args.rows / mem["rows"]
-        print(f"\n{'DP gradient boosting':<24}{'out of core':>14}{'peak RssAnon':>14}"
+        print(f"\n{'fit':<24}{'out of core':>14}{'peak RssAnon':>14}"
               f"{f'in memory x{scale:g}':>16}{'ratio':>8}")
         figures = {"rows": args.rows, "features": args.features, "rounds": args.rounds,
                    "in_memory_rows": mem["rows"]}
         for split in splits:
             scaled = mem[split]["seconds"] * args.rows / mem["rows"]
             o = ooc[split]
-            print(f"{split + ' splits':<24}{o['seconds']:>12.1f} s{o['peak_rss_anon_gib']:>10.2f} GiB"
+            print(f"{'boosting, ' + split:<24}{o['seconds']:>12.1f} s{o['peak_rss_anon_gib']:>10.2f} GiB"
                   f"{scaled:>14.1f} s{o['seconds'] / scaled:>8.2f}")
             figures[f"out_of_core_{split}_seconds"] = o["seconds"]
             figures[f"out_of_core_{split}_peak_rss_anon_gib"] = o["peak_rss_anon_gib"]

@@ -14,7 +14,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
         "(or with `python -P`), so that the installed, built package is imported."
     ) from exc
 
-from dptrees._sources import Blocks
+from dptrees._sources import Blocks, Parquet
 from dptrees.accounting import BudgetAccountant
 from dptrees.boosting import (
     DPAdaBoostClassifier,
@@ -36,6 +36,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Blocks",
+    "Parquet",
     "BudgetAccountant",
     "BudgetExceededError",
     "DPAdaBoostClassifier",

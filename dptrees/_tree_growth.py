@@ -99,7 +99,7 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
     """
     greedy = builder.greedy
     noise = builder.level_streams(noise_rng)
-    candidate_streams = builder.level_streams(candidate_rng)
+    candidate_streams = None if greedy else builder.level_streams(candidate_rng)
     nodes = _Nodes(builder.value_width)
     root = nodes.add(0, builder.noisy_root_count(noise[0], rows.n_rows))
     level = np.array([root])

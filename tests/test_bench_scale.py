@@ -30,7 +30,7 @@ def test_quick_run_reports_every_figure(bench_scale, tmp_path, capsys):
         assert math.isfinite(figures[f"in_memory_{split}_seconds_scaled"])
     assert figures["dask_same_model"] is True
     assert figures["dask_speedup"] > 0
-    assert "DP gradient boosting" in out and "speed-up" in out
+    assert "boosting, private" in out and "DP tree" in out and "speed-up" in out
     assert list(tmp_path.iterdir()) == []  # the data files are removed
 
 

@@ -62,6 +62,7 @@ from numpy.random cimport bitgen_t
 
 from dptrees._core._rng cimport bitgen_of, discrete_laplace, uniform_below
 from dptrees._core._mechanisms cimport permute_and_flip, exponential_mechanism
+from dptrees._core._partition cimport stable_partition
 
 import numpy as np
 
@@ -458,10 +459,11 @@ cdef class TreeBuilder:
         if candidate_generator is generator:
             raise ValueError("candidates need their own generator, separate from the noise")
         noise = self.level_streams(generator)  # fresh generators: no one else draws from them
-        candidates = self.level_streams(candidate_generator)
+        # (the greedy splitter draws no candidates: its candidate streams are never made)
+        candidates = None if self.max_features == 0 else self.level_streams(candidate_generator)
         for d in range(self.max_depth + 1):
             bgs[d] = bitgen_of(noise[d])
-            cand_bgs[d] = bitgen_of(candidates[d])
+            cand_bgs[d] = NULL if candidates is None else bitgen_of(candidates[d])
         if codes_by_feature is None:
             codes_by_feature = np.ascontiguousarray(np.asarray(codes).T)
         if np.shape(codes_by_feature) != (p, n):
@@ -556,7 +558,7 @@ cdef class TreeBuilder:
                 self._leaf_value(bgs[e.depth], w.totals, e.noisy_count, &w,
                                  nodes.value + node_id * nodes.value_width)
                 continue
-            mid = _partition(columns + d.feature * column_stride, idx, e.start, e.end,
+            mid = stable_partition(columns + d.feature * column_stride, idx, e.start, e.end,
                              d.bin_threshold, w.scratch)
             nodes.feature[node_id] = d.feature
             nodes.bin_threshold[node_id] = d.bin_threshold
@@ -984,22 +986,3 @@ cdef int _quantise(const double* utilities, Py_ssize_t n, double q, int64_t* sco
             return ERR_SCORE_RANGE
         scores[i] = <int64_t>units
     return 0
-
-
-cdef Py_ssize_t _partition(const uint8_t* column, Py_ssize_t* idx, Py_ssize_t start,
-                           Py_ssize_t end, int32_t b, Py_ssize_t* scratch) noexcept nogil:
-    """Stable, branch-free partition of ``idx[start:end]``: rows with ``column[row] <= b``
-    (the split feature's codes) first, both sides in their old order; returns the cut.
-    ``scratch`` holds ``end - start``. Increasing row order keeps the reads sequential.
-    """
-    cdef Py_ssize_t i, row, n_left = start, n_right = 0
-    cdef Py_ssize_t goes_left
-    for i in range(start, end):
-        row = idx[i]
-        goes_left = column[row] <= b
-        idx[n_left] = row  # n_left <= i: this never overwrites a row still to be read
-        scratch[n_right] = row
-        n_left += goes_left
-        n_right += 1 - goes_left
-    memcpy(idx + n_left, scratch, n_right * sizeof(Py_ssize_t))
-    return n_left

@@ -16,6 +16,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from dptrees._core._partition cimport stable_partition
 from dptrees._core._routing cimport leaf_of
 from dptrees._core._tree import check_tree
 
@@ -109,9 +110,8 @@ def partition(const uint8_t[:, ::1] codes_by_feature, intp[::1] rows, intp featu
     Returns the number of rows sent left.
     """
     cdef intp n_records = codes_by_feature.shape[1], n_rows = rows.shape[0]
-    cdef intp i, r, n_left = 0, n_right = 0
+    cdef intp n_left = 0
     cdef intp *right
-    cdef const uint8_t *codes
     if not 0 <= feature < codes_by_feature.shape[0]:
         raise ValueError("feature out of range")
     if n_rows == 0:
@@ -124,17 +124,8 @@ def partition(const uint8_t[:, ::1] codes_by_feature, intp[::1] rows, intp featu
         if right == NULL:
             with gil:
                 raise MemoryError()
-        codes = &codes_by_feature[feature, 0]
-        for i in range(n_rows):
-            r = rows[i]
-            # Branch-free: write r to both places, advance one of the two cursors.
-            rows[n_left] = r
-            right[n_right] = r
-            if codes[r] <= bin_threshold:
-                n_left += 1
-            else:
-                n_right += 1
-        memcpy(&rows[n_left], right, n_right * sizeof(intp))
+        n_left = stable_partition(&codes_by_feature[feature, 0], &rows[0], 0, n_rows,
+                                  bin_threshold, right)
         free(right)
     return n_left
 

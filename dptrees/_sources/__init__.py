@@ -22,8 +22,9 @@ from dptrees.validation import check_bounds
 
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
+from dptrees._sources._parquet import Parquet
 
-__all__ = ["ArraySource", "BlockSource", "Blocks", "is_blockwise", "open_source",
+__all__ = ["ArraySource", "BlockSource", "Blocks", "Parquet", "is_blockwise", "open_source",
            "public_binner"]
 
 
@@ -66,7 +67,7 @@ def _is_dask(obj):
 def is_blockwise(X, y=None):
     """Whether ``fit(X, y)`` reads its rows block by block (Dask, memmaps,
     :class:`Blocks`) rather than from an array in memory."""
-    return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, np.memmap))
+    return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, Parquet, np.memmap))
 
 
 def public_binner(source, bounds, n_bins, max_rows):
@@ -82,14 +83,15 @@ def public_binner(source, bounds, n_bins, max_rows):
 
 
 def open_source(X, y, *, n_jobs=1, blockwise=True):
-    """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps and
-    :class:`Blocks` in blocks, anything else in memory. ``blockwise=False`` (estimators
-    not on the engine yet): memmaps and :class:`Blocks` are read into memory, Dask
-    collections refused."""
+    """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps,
+    :class:`Blocks` and :class:`Parquet` files in blocks, anything else in memory.
+    ``blockwise=False`` (estimators not on the engine yet): memmaps, :class:`Blocks` and
+    :class:`Parquet` files are read into memory, Dask collections refused."""
     if not blockwise:
         if _is_dask(X) or _is_dask(y):
             raise TypeError("this estimator does not train on Dask collections yet: pass "
-                            "a numpy array (or use DPGradientBoostingClassifier/Regressor)")
+                            "a numpy array (DP trees, forests and gradient boosting do "
+                            "train on Dask)")
         return ArraySource(X.X if isinstance(X, Blocks) else X, y)
     if _is_dask(X) or _is_dask(y):
         from dptrees._sources._dask import DaskSource
@@ -98,6 +100,8 @@ def open_source(X, y, *, n_jobs=1, blockwise=True):
     if isinstance(X, Blocks):
         return BlockSource(X.X, y, block_rows=X.block_rows, cache_dir=X.cache_dir,
                            n_jobs=n_jobs)
+    if isinstance(X, Parquet):
+        return BlockSource(X, y, block_bounds=X.block_bounds(), n_jobs=n_jobs)
     if isinstance(X, np.memmap):
         return BlockSource(X, y, n_jobs=n_jobs)
     return ArraySource(X, y)

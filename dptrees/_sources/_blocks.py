@@ -40,11 +40,15 @@ class BlockSource(BlockwiseSource):
         Where the bin codes are kept on disk (a temporary directory inside it, removed
         when the source is closed or garbage-collected); None: the system's temporary
         directory.
+    block_bounds : list of (start, stop) or None
+        The blocks' rows, when ``X`` has its own (a Parquet file's row groups); None:
+        consecutive blocks of ``block_rows``.
     """
 
     inplace = True
 
-    def __init__(self, X, y, *, block_rows=DEFAULT_BLOCK_ROWS, n_jobs=1, cache_dir=None):
+    def __init__(self, X, y, *, block_rows=DEFAULT_BLOCK_ROWS, n_jobs=1, cache_dir=None,
+                 block_bounds=None):
         shape = getattr(X, "shape", None)
         if shape is None or len(shape) != 2:
             raise ValueError(f"X must be a 2D array, got shape {shape}")
@@ -61,8 +65,11 @@ class BlockSource(BlockwiseSource):
         if self.block_rows < 1:
             raise ValueError(f"block_rows must be >= 1, got {block_rows!r}")
         self.n_jobs = int(n_jobs)
-        starts = np.arange(0, self.n_samples, self.block_rows)
-        self.bounds = [(int(a), int(min(a + self.block_rows, self.n_samples))) for a in starts]
+        if block_bounds is None:
+            starts = np.arange(0, self.n_samples, self.block_rows)
+            block_bounds = [(int(a), int(min(a + self.block_rows, self.n_samples)))
+                            for a in starts]
+        self.bounds = list(block_bounds)
         self.lengths = [b - a for a, b in self.bounds]
         self.x_blocks = [_Slice(X, a, b) for a, b in self.bounds]
         self.y_blocks = [_Slice(y, a, b) for a, b in self.bounds]

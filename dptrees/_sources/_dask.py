@@ -97,5 +97,25 @@ class DaskSource(BlockwiseSource):
     def _reduce(self, fn, columns, **common):
         return self.client.gather(self._submit(fn, columns, common))
 
+    def _sum(self, fn, columns, **common):
+        """The partitions' exact integer results added up on the workers, in a tree of
+        fan-in :data:`_FAN_IN`: one result comes back, whatever the partitions."""
+        futures = self._submit(fn, columns, common)
+        while len(futures) > 1:
+            futures = [self.client.submit(_add_all, *futures[i:i + _FAN_IN], pure=False)
+                       for i in range(0, len(futures), _FAN_IN)]
+        return futures[0].result()
+
     def close(self):
         self.x_blocks = self.y_blocks = self.codes = self.labels = None
+
+
+#: Partition results added by one task of the reduction tree.
+_FAN_IN = 8
+
+
+def _add_all(*parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
