@@ -15,17 +15,15 @@ running ``distributed.Client``.
 
 import numpy as np
 
+from dptrees._optional import optional_import
 from dptrees._sources._blockwise import BlockwiseSource
 
 __all__ = ["DaskSource"]
 
 
 def _client():
-    try:
-        from distributed import get_client
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("training on Dask collections needs dask[array] and distributed: "
-                          "pip install 'dptrees[dask]'") from exc
+    get_client = optional_import("distributed", "dask",
+                                 "training on Dask collections").get_client
     try:
         return get_client()
     except ValueError as exc:

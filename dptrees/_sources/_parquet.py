@@ -9,16 +9,13 @@ the same, bit for bit, as from the same values in an array.
 
 import numpy as np
 
+from dptrees._optional import optional_import
+
 __all__ = ["Parquet"]
 
 
 def _pyarrow_parquet():
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("reading Parquet files needs pyarrow: "
-                          "pip install 'dptrees[parquet]'") from exc
-    return pq
+    return optional_import("pyarrow.parquet", "parquet", "reading Parquet files")
 
 
 class Parquet:
