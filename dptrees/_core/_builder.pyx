@@ -1,4 +1,5 @@
-"""Level-order builder of differentially private trees, without the GIL.
+"""Builder of differentially private trees, without the GIL: depth first from rows in
+memory, or level by level from statistics summed elsewhere -- the same tree.
 
 The Python layer (:mod:`dptrees.tree`, :mod:`dptrees.forest`) decides the budget and turns
 it into exact integer noise parameters; this module does the per-row work: statistics of
@@ -15,7 +16,9 @@ level-by-level one, so both make the same draws from the same integers.
 :meth:`TreeBuilder.build` builds depth first from rows in memory (a node's subtree while
 its rows and histograms are in cache); :meth:`TreeBuilder.decide_level` decides a whole
 level from statistics the caller summed elsewhere -- blocks of a memmap, Dask partitions
-(:mod:`dptrees._tree_growth`) -- and gives the same tree bit for bit.
+(:mod:`dptrees._tree_growth`) -- and gives the same tree bit for bit. The streams are
+independent generators (``Generator.spawn``); every release still draws fresh noise from
+one of them, so the privacy analysis below does not depend on which stream it is.
 
 What a node releases, and why each release is private (add/remove-one neighbours):
 
