@@ -69,11 +69,15 @@ class _Nodes:
         })
 
 
+def _histogram_bytes(rows):
+    """Bytes of one node's histograms."""
+    return rows.n_features * rows.n_bins * rows.width * 8
+
+
 def _measure(rows, nodes, measured, totals_of):
     """Exact histograms of ``measured`` and totals of ``totals_of`` (node ids), in as
     many passes as :data:`MAX_HISTOGRAM_BYTES` needs (totals in the first)."""
-    per_node = rows.n_features * rows.n_bins * rows.width * 8
-    group = max(1, MAX_HISTOGRAM_BYTES // per_node)
+    group = max(1, MAX_HISTOGRAM_BYTES // _histogram_bytes(rows))
     hist = np.empty((len(measured), rows.n_features, rows.n_bins, rows.width), np.int64)
     if not len(measured) and not len(totals_of):
         return hist, np.empty((0, rows.width), np.int64)
@@ -103,11 +107,10 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
     nodes = _Nodes(builder.value_width)
     root = nodes.add(0, builder.noisy_root_count(noise[0], rows.n_rows))
     level = np.array([root])
-    # Histograms kept from the previous level, for its nodes that split: node -> row.
+    # Histograms kept from the previous level for its nodes that split: node -> row.
     parent_hist, parent_row = None, {}
-    parent_of, sibling_of = {}, {}
+    parents = []  # the nodes that split at the previous level
     depth = 0
-    per_node = rows.n_features * rows.n_bins * rows.width * 8
     while len(level):
         counts = np.array([nodes.noisy_count[v] for v in level])
         splittable = builder.plan_level(depth, counts)
@@ -116,23 +119,21 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
         if not greedy:
             candidates = builder.draw_candidates(candidate_streams[depth], len(split_nodes),
                                                  rows.n_features)
-        # Of each pair of siblings with a splittable child, measure the one with the
-        # smaller released count (the left on ties) and derive the other.
-        derived, measured, row_of_measured = {}, [], {}
-        for v in split_nodes.tolist():
-            if v in derived or v in row_of_measured:
-                continue
-            s = sibling_of.get(v)
-            if s is None or parent_of[v] not in parent_row:
-                row_of_measured[v] = len(measured)
-                measured.append(v)
-                continue
-            left, right = (v, s) if nodes.left[parent_of[v]] == v else (s, v)
-            small = left if nodes.noisy_count[left] <= nodes.noisy_count[right] else right
-            other = right if small == left else left
-            row_of_measured[small] = len(measured)
-            measured.append(small)
-            derived[other] = small
+        # Of two children one of which is splittable, measure the one with the smaller
+        # released count (the left on ties) and take the other as parent minus it, if
+        # the parent's histograms were kept; measure every other splittable node.
+        is_splittable = set(split_nodes.tolist())
+        derived = {}  # node -> (its parent, its measured sibling)
+        for u in parents:
+            left, right = nodes.left[u], nodes.right[u]
+            if u in parent_row and (left in is_splittable or right in is_splittable):
+                small, other = ((left, right) if nodes.noisy_count[left]
+                                <= nodes.noisy_count[right] else (right, left))
+                derived[other] = (u, small)
+        measured = list(dict.fromkeys(
+            [small for _, small in derived.values()]
+            + [v for v in split_nodes.tolist() if v not in derived]))
+        row_of_measured = {v: i for i, v in enumerate(measured)}
         leaves = level[~splittable]
         hist, totals_of_leaves = _measure(rows, nodes, measured, leaves)
         level_hist = np.empty((len(split_nodes),) + hist.shape[1:], dtype=np.int64)
@@ -140,15 +141,14 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
             if v in row_of_measured:
                 level_hist[j] = hist[row_of_measured[v]]
             else:
-                small = derived[v]
-                level_hist[j] = parent_hist[parent_row[parent_of[v]]] - hist[row_of_measured[small]]
+                u, small = derived[v]
+                level_hist[j] = parent_hist[parent_row[u]] - hist[row_of_measured[small]]
         del hist
         totals = np.zeros((len(level), rows.width), dtype=np.int64)
         totals[~splittable] = totals_of_leaves
         feature, bin_threshold, left_count, right_count, value = builder.decide_level(
             noise[depth], depth, counts, totals, level_hist, *candidates)
-        following = []
-        parent_of, sibling_of = {}, {}
+        following, parents = [], []
         for i, v in enumerate(level.tolist()):
             if feature[i] < 0:
                 nodes.value[v] = np.atleast_1d(value[i])
@@ -157,11 +157,10 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
             a = nodes.add(depth + 1, float(left_count[i]))
             b = nodes.add(depth + 1, float(right_count[i]))
             nodes.left[v], nodes.right[v] = a, b
-            parent_of[a] = parent_of[b] = v
-            sibling_of[a], sibling_of[b] = b, a
+            parents.append(v)
             following += [a, b]
         kept = [j for j, v in enumerate(split_nodes.tolist()) if nodes.left[v] != -1]
-        if len(kept) * per_node <= MAX_HISTOGRAM_BYTES:
+        if len(kept) * _histogram_bytes(rows) <= MAX_HISTOGRAM_BYTES:
             parent_hist = level_hist[kept]
             parent_row = {int(split_nodes[j]): r for r, j in enumerate(kept)}
         else:

@@ -73,12 +73,12 @@ def _check_n_jobs(n_jobs):
         raise ValueError("n_jobs must be None or a non-zero int, got 0")
 
 
-def _n_threads(n_jobs, n_tasks):
+def _n_threads(n_jobs, n_tasks=None):
+    """Threads for ``n_jobs`` (joblib's meaning: -1 is every core), at most ``n_tasks``."""
     if n_jobs is None:
         return 1
-    if n_jobs < 0:
-        return max(1, min(n_tasks, (os.cpu_count() or 1) + 1 + n_jobs))
-    return max(1, min(n_tasks, n_jobs))
+    threads = (os.cpu_count() or 1) + 1 + n_jobs if n_jobs < 0 else n_jobs
+    return max(1, threads if n_tasks is None else min(n_tasks, threads))
 
 
 class _BaseDPForest(_BaseDPTree):
@@ -117,7 +117,7 @@ class _BaseDPForest(_BaseDPTree):
         budget = self._tree_budget(tree_epsilon)
         accountant = self._resolve_accountant()
         threads = _n_threads(self.n_jobs, n_trees)
-        with self._training_data(X, y, n_jobs=_n_threads(self.n_jobs, 2**20)) as data:
+        with self._training_data(X, y, n_jobs=_n_threads(self.n_jobs)) as data:
             max_features = (None if self._greedy
                             else resolve_max_features(self.max_features, data.n_features))
             builder = self._builder(budget, data, max_features)

@@ -19,7 +19,12 @@ from dptrees._binning import Binner
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
 from dptrees._random import check_random_state
-from dptrees._sources import is_blockwise, open_source, public_binner
+from dptrees._sources import (
+    encode_regression_targets,
+    is_blockwise,
+    open_source,
+    public_binner,
+)
 from dptrees._sources._rows import TreeTargets, assign_partitions
 from dptrees._tree_growth import grow_from_statistics
 from dptrees._tree_structure import Tree
@@ -227,12 +232,10 @@ class _SourceRegression(_SourceData):
     def __init__(self, estimator, source):
         source.check_regression_targets()
         self._bin_features(estimator, source)
-        y_bounds = check_y_bounds(
-            estimator.y_bounds, source.target_minmax() if estimator.y_bounds is None else None)
+        y_bounds = encode_regression_targets(source, estimator.y_bounds)
         if y_bounds.leak is not None:
             self.leaks.append(y_bounds.leak)
         self.y_lower, self.y_upper = y_bounds.lower, y_bounds.upper
-        source.encode_regression(self.y_lower, self.y_upper)
         source.bin(self.binner)
         self.n_labels = estimator.n_target_bins
         mse = estimator.leaf == "mean"

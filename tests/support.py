@@ -14,12 +14,15 @@ folder is put on ``sys.path``, so test modules import this one as ``support``.
 
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from dptrees import BudgetAccountant
 from dptrees.audit import audit_pair
+from dptrees.exceptions import PrivacyLeakWarning
 
 ALPHA = 1e-3  # significance level of every estimator audit
 BOUNDS = (0.0, 1.0)  # public feature bounds of the data below
@@ -163,3 +166,27 @@ def load_script(path, name, *, what="benchmark script", register=False):
         sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: (classes, change to y, expected message) of ``check_bad_classes``: one public class, a
+#: label outside the public classes, and classes inferred from data with only one present.
+BAD_CLASSES = [
+    ([0], None, "at least two"),
+    ([0, 1], 7, "not in classes"),
+    (None, "one-class", "one class"),
+]
+
+
+def check_bad_classes(make_classifier, X, y, classes, y_change, match):
+    """Fitting ``make_classifier(classes=..., accountant=...)`` on ``y`` changed as
+    ``y_change`` says raises ``ValueError`` matching ``match`` and spends nothing."""
+    acc = BudgetAccountant()
+    if y_change == "one-class":
+        y = np.zeros_like(y)
+    elif y_change is not None:
+        y = y.copy()
+        y[0] = y_change
+    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        make_classifier(classes=classes, accountant=acc).fit(X, y)
+    assert acc.spent == (0.0, 0.0) and not acc.ledger

@@ -42,6 +42,8 @@ from dptrees.accounting import zcdp_budget
 from dptrees._individual_filter import individual_cost
 from dptrees.boosting import _cyclic
 
+from support import BAD_CLASSES, check_bad_classes
+
 BOUNDS = (0.0, 1.0)
 Y_BOUNDS = (-1.5, 2.5)
 N_FEATURES = 3
@@ -659,23 +661,9 @@ def test_bad_data_raise_and_spend_nothing(make):
         make().fit(X, None)
 
 
-@pytest.mark.parametrize("classes, y_change, match", [
-    ([0], None, "at least two"),  # one public class
-    ([0, 1], 7, "not in classes"),  # a label outside the public classes
-    (None, "one-class", "one class"),  # inferred, but only one present
-])
+@pytest.mark.parametrize("classes, y_change, match", BAD_CLASSES)
 def test_bad_classes_raise_and_spend_nothing(classes, y_change, match):
-    acc = BudgetAccountant()
-    X, y = binary_data(200)
-    if y_change == "one-class":
-        y = np.zeros_like(y)
-    elif y_change is not None:
-        y = y.copy()
-        y[0] = y_change
-    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        classifier(classes=classes, accountant=acc).fit(X, y)
-    assert acc.spent == (0.0, 0.0) and not acc.ledger
+    check_bad_classes(classifier, *binary_data(200), classes, y_change, match)
 
 
 def test_predict_checks_its_input():

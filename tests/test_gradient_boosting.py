@@ -32,7 +32,7 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from support import ALPHA, audit_samplers
+from support import ALPHA, BAD_CLASSES, audit_samplers, check_bad_classes
 
 from dptrees import BudgetAccountant, BudgetExceededError, PrivacyLeakWarning
 from dptrees.accounting import RDPAccountant, zcdp_budget, zcdp_to_approx_dp
@@ -384,23 +384,9 @@ def test_bad_data_raises_and_spends_nothing(make, name, X, y, error):
     assert acc.spent == (0.0, 0.0) and not acc.ledger
 
 
-@pytest.mark.parametrize("classes, y_change, match", [
-    ([0], None, "at least two"),  # one class
-    ([0, 1], 7, "not in classes"),  # a label outside the public classes
-    (None, "one-class", "one class"),  # inferred, but only one present
-])
+@pytest.mark.parametrize("classes, y_change, match", BAD_CLASSES)
 def test_bad_classes_raise_and_spend_nothing(classes, y_change, match):
-    acc = BudgetAccountant()
-    X, y = binary_data(100)
-    if y_change == "one-class":
-        y = np.zeros_like(y)
-    elif y_change is not None:
-        y = y.copy()
-        y[0] = y_change
-    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        classifier(classes=classes, accountant=acc).fit(X, y)
-    assert acc.spent == (0.0, 0.0) and not acc.ledger
+    check_bad_classes(classifier, *binary_data(100), classes, y_change, match)
 
 
 def test_predict_checks_its_input():

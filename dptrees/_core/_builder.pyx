@@ -222,7 +222,7 @@ def renumber_depth_first(dict nodes):
 
 
 cdef struct Workspace:
-    int64_t* current      # histograms of a node not in the cache
+    int64_t* current      # the node's histograms (its slot is overwritten by its children's)
     int64_t* left_stats   # random splitter: left-side statistics of each candidate
     int64_t* totals       # statistics of the node's rows (width entries)
     int64_t* scores
@@ -314,20 +314,24 @@ cdef class TreeBuilder:
     def greedy(self):
         return self.max_features == 0
 
-    def _n_candidates(self, Py_ssize_t p):
-        """(features drawn per node, candidates per node) for ``p`` features."""
+    cdef inline Py_ssize_t _features_drawn(self, Py_ssize_t p) noexcept nogil:
+        """Features per node: all ``p`` (greedy) or ``max_features`` of them (random)."""
+        return p if (self.max_features == 0 or self.max_features > p) else self.max_features
+
+    cdef inline Py_ssize_t _n_candidates(self, Py_ssize_t p) noexcept nogil:
+        """Candidate splits per node: every (feature, edge) pair (greedy), or one random
+        edge per drawn feature (random)."""
+        return p * (self.n_bins - 1) if self.max_features == 0 else self._features_drawn(p)
+
+    def _check_n_features(self, Py_ssize_t p):
         if p < 1:
             raise ValueError("need at least one feature")
         if p * (self.n_bins - 1) >= 2**31:
             raise ValueError("too many split candidates")
-        if self.max_features == 0:
-            return p, p * (self.n_bins - 1)
-        k = p if self.max_features > p else self.max_features
-        return k, k
 
     cdef int _workspace(self, Workspace* w, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-        cdef Py_ssize_t k = p if (self.max_features == 0 or self.max_features > p) else self.max_features
-        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if self.max_features == 0 else k
+        cdef Py_ssize_t k = self._features_drawn(p)
+        cdef Py_ssize_t n_cand = self._n_candidates(p)
         cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
         cdef Py_ssize_t n_work = n_scores if n_scores > p else p
         w.current = <int64_t*>malloc((p * self.n_bins * self.width + 1) * sizeof(int64_t))
@@ -360,7 +364,7 @@ cdef class TreeBuilder:
         below ``min_samples_leaf`` (the split is undone; the caller makes a leaf).
         """
         cdef bint greedy = self.max_features == 0
-        cdef Py_ssize_t n_cand = p * (self.n_bins - 1) if greedy else k
+        cdef Py_ssize_t n_cand = self._n_candidates(p)
         cdef Py_ssize_t chosen, bin_
         cdef int32_t f, b
         if greedy:
@@ -450,7 +454,7 @@ cdef class TreeBuilder:
         cdef int status
         # An empty part of a partition forest still gets a (noisy) tree: skipping it would
         # reveal that it is empty. So n == 0 is allowed.
-        self._n_candidates(p)
+        self._check_n_features(p)
         if y_fixed.shape[0] != n or labels.shape[0] != n:
             raise ValueError("codes, y_fixed and labels must have one entry per row")
         # The loops below index statistics by these values: check them once here.
@@ -495,7 +499,7 @@ cdef class TreeBuilder:
         cache. Nodes of one depth are still met left to right, each drawing from its
         depth's stream: the draws of a level-by-level build."""
         cdef bint greedy = self.max_features == 0
-        cdef Py_ssize_t k = p if (greedy or self.max_features > p) else self.max_features
+        cdef Py_ssize_t k = self._features_drawn(p)
         cdef Py_ssize_t hist = p * self.n_bins * self.width
         # The stack holds at most one pending sibling per depth plus the node being
         # split, so positions 0 .. max_depth + 1 are all that is ever used.
@@ -624,10 +628,12 @@ cdef class TreeBuilder:
         """The random splitter's candidates of ``n_nodes`` splittable nodes, in order:
         ``(feature, bin_threshold)``, int32 arrays of shape (n_nodes, k). The same draws an
         in-memory build makes."""
-        cdef Py_ssize_t k = self._n_candidates(p)[0], i
+        cdef Py_ssize_t k, i
         cdef bitgen_t* cand_bg = bitgen_of(candidate_generator)
         if self.max_features == 0:
             raise ValueError("the greedy splitter has no random candidates")
+        self._check_n_features(p)
+        k = self._features_drawn(p)
         feature = np.zeros((n_nodes, k), dtype=np.int32)
         bin_ = np.zeros((n_nodes, k), dtype=np.int32)
         work = np.zeros(p, dtype=np.intp)
@@ -646,8 +652,8 @@ cdef class TreeBuilder:
         """Decide the nodes of one level, in order, from their exact statistics.
 
         ``generator``: the level's stream (:meth:`level_streams`); ``noisy_count``: the
-        level's released counts, left to right; ``totals`` (n, width): every node's totals (used for the nodes that do not
-        split); ``hist`` (n_splittable, p, n_bins, width): the histograms of the nodes
+        level's released counts, left to right; ``totals`` (n, width): every node's
+        totals (used for the nodes that do not split); ``hist`` (n_splittable, p, n_bins, width): the histograms of the nodes
         :meth:`plan_level` marks, in order; ``cand_feature / cand_bin``: their candidates
         (:meth:`draw_candidates`, random splitter). Draws exactly the noise
         :meth:`build` draws for the level. Returns ``(feature, bin_threshold,
@@ -662,7 +668,8 @@ cdef class TreeBuilder:
         cdef int vw = self.value_width
         splittable = self.plan_level(depth, noisy_count)
         cdef const uint8_t[::1] split_view = splittable.view(np.uint8)
-        k = self._n_candidates(p)[0]
+        self._check_n_features(p)
+        k = self._features_drawn(p)
         if totals.shape[0] != n or totals.shape[1] != self.width:
             raise ValueError(f"totals must have shape ({n}, {self.width})")
         if (hist.shape[0] != int(splittable.sum()) or hist.shape[2] != self.n_bins

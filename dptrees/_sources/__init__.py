@@ -18,14 +18,14 @@ is the same from every source. No source adds noise or releases anything.
 import numpy as np
 
 from dptrees._binning import Binner
-from dptrees.validation import check_bounds
+from dptrees.validation import check_bounds, check_y_bounds
 
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
 from dptrees._sources._parquet import Parquet
 
-__all__ = ["ArraySource", "BlockSource", "Blocks", "Parquet", "is_blockwise", "open_source",
-           "public_binner"]
+__all__ = ["ArraySource", "BlockSource", "Blocks", "Parquet", "encode_regression_targets",
+           "is_blockwise", "open_source", "public_binner"]
 
 
 class Blocks:
@@ -80,6 +80,15 @@ def public_binner(source, bounds, n_bins, max_rows):
     checked = check_bounds(bounds, data, n_features=source.n_features)
     leaks = [] if checked.leak is None else [checked.leak]
     return Binner(checked.lower, checked.upper, n_bins), leaks
+
+
+def encode_regression_targets(source, y_bounds):
+    """Check the public target bounds ``y_bounds`` (read from the data if None, with a
+    ``PrivacyLeakWarning``) and have ``source`` keep its targets clipped to them and
+    rescaled to [0, 1]; returns the checked bounds (``lower``, ``upper``, ``leak``)."""
+    checked = check_y_bounds(y_bounds, source.target_minmax() if y_bounds is None else None)
+    source.encode_regression(checked.lower, checked.upper)
+    return checked
 
 
 def open_source(X, y, *, n_jobs=1, blockwise=True):

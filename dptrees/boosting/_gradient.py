@@ -62,7 +62,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from dptrees._core import _fixedpoint
-from dptrees._sources import ArraySource, open_source, public_binner
+from dptrees._sources import (
+    ArraySource,
+    encode_regression_targets,
+    open_source,
+    public_binner,
+)
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
@@ -94,7 +99,6 @@ from dptrees.validation import (
     check_in,
     check_positive_int,
     check_positive_number,
-    check_y_bounds,
     warn_weak_delta,
 )
 
@@ -578,12 +582,10 @@ class _SquaredErrorFit:
         with self._open(X, y) as source:
             source.check_regression_targets()
             binner, leaks = self._binner(source)
-            y_bounds = check_y_bounds(
-                self.y_bounds, source.target_minmax() if self.y_bounds is None else None)
+            y_bounds = encode_regression_targets(source, self.y_bounds)
             if y_bounds.leak is not None:
                 leaks.append(y_bounds.leak)
             lower, upper = y_bounds.lower, y_bounds.upper
-            source.encode_regression(lower, upper)
             source.bin(binner)
             # The starting sum, as an exact fixed-point integer over its own scale.
             scale = fixed_point_scale((0.0, 1.0), _MAX_ROWS)
