@@ -13,14 +13,13 @@ Two families on one implementation:
 """
 
 import math
-import numbers
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
 from dptrees.tree import (
@@ -64,23 +63,6 @@ def auto_n_estimators(epsilon):
     return int(min(AUTO_N_ESTIMATORS_MAX, max(1, math.floor(epsilon / 2 + 1e-9))))
 
 
-def _check_n_jobs(n_jobs):
-    if n_jobs is None:
-        return
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be None or a non-zero int, got 0")
-
-
-def _n_threads(n_jobs, n_tasks=None):
-    """Threads for ``n_jobs`` (joblib's meaning: -1 is every core), at most ``n_tasks``."""
-    if n_jobs is None:
-        return 1
-    threads = (os.cpu_count() or 1) + 1 + n_jobs if n_jobs < 0 else n_jobs
-    return max(1, threads if n_tasks is None else min(n_tasks, threads))
-
-
 class _BaseDPForest(_BaseDPTree):
     """Grows ``n_estimators`` DP trees, on disjoint parts or on all the data."""
 
@@ -111,13 +93,13 @@ class _BaseDPForest(_BaseDPTree):
         """
         epsilon = self._check_params()
         n_trees = self._resolve_n_estimators(epsilon)
-        _check_n_jobs(self.n_jobs)
+        check_n_jobs(self.n_jobs)
         partition = bool(self._uses_partition())
         tree_epsilon = epsilon if partition else epsilon / n_trees
         budget = self._tree_budget(tree_epsilon)
         accountant = self._resolve_accountant()
-        threads = _n_threads(self.n_jobs, n_trees)
-        with self._training_data(X, y, n_jobs=_n_threads(self.n_jobs)) as data:
+        threads = n_threads(self.n_jobs, n_trees)
+        with self._training_data(X, y, n_jobs=n_threads(self.n_jobs)) as data:
             max_features = (None if self._greedy
                             else resolve_max_features(self.max_features, data.n_features))
             builder = self._builder(budget, data, max_features)

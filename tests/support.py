@@ -190,3 +190,14 @@ def check_bad_classes(make_classifier, X, y, classes, y_change, match):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         make_classifier(classes=classes, accountant=acc).fit(X, y)
     assert acc.spent == (0.0, 0.0) and not acc.ledger
+
+
+def dask_inputs(X, y, row_chunk):
+    """``(X, y)`` as Dask sees them: a Dask array with row chunks of ``row_chunk`` and
+    labels in chunks of 500, then a dataframe of 3 partitions with numpy labels."""
+    import dask.array as da
+    import dask.dataframe as dd
+    import pandas as pd
+
+    yield da.from_array(X, chunks=(row_chunk, X.shape[1])), da.from_array(y, chunks=500)
+    yield dd.from_pandas(pd.DataFrame(X), npartitions=3), y

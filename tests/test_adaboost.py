@@ -31,7 +31,8 @@ from dptrees.boosting._schedules import (
     random_schedule,
     swing_schedule,
 )
-from dptrees.boosting._weak_learners import WeightedTree, fit_weighted_tree
+from dptrees._sources import ArraySource
+from dptrees.boosting._weak_learners import WeightedRows, WeightedTree, fit_weighted_tree
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 
@@ -267,7 +268,8 @@ def weight_range_sampler(weights):
     weights = np.asarray(weights, dtype=float)
 
     def sampler(n, rng):
-        return np.array([ada.noisy_weight_range(weights, random_state=rng, **WR).raw_max
+        extremes = (weights.max(), weights.min())
+        return np.array([ada.noisy_weight_range(extremes, random_state=rng, **WR).raw_max
                          for _ in range(n)])
 
     return sampler
@@ -302,13 +304,15 @@ BINNER = Binner(np.zeros(2), np.ones(2), 2)
 
 
 def stump_sampler(X, y, weight_bound, weight=2.0):
-    codes = BINNER.transform(np.ascontiguousarray(X, dtype=float))
-    weights = np.full(len(y), weight)
+    source = ArraySource(X, y)
+    source.encode_classes([0, 1])
+    source.bin(BINNER)
+    rows = WeightedRows(source, n_classes=2, n_bins=2, initial_weight=weight)
 
     def sampler(n, rng):
         out = np.empty(n)
         for i in range(n):
-            tree = fit_weighted_tree(codes, y, weights, n_classes=2, n_bins=2, max_depth=1,
+            tree = fit_weighted_tree(rows, max_depth=1,
                                      weight_bound=weight_bound, epsilon_split=0.5,
                                      epsilon_leaf=0.5, random_state=rng)
             out[i] = 1000 * tree.feature[0] + tree.noisy_totals[1, 0]

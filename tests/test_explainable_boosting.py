@@ -40,7 +40,7 @@ from dptrees import (
 )
 from dptrees.accounting import zcdp_budget
 from dptrees._individual_filter import individual_cost
-from dptrees.boosting import _cyclic
+from dptrees.boosting import _cyclic, _cyclic_rows
 
 from support import BAD_CLASSES, check_bad_classes
 
@@ -213,13 +213,13 @@ def test_auto_n_cycles_values():
 @pytest.mark.parametrize("n_cycles", [1, 3, 12])
 def test_explicit_n_cycles_is_respected(n_cycles, monkeypatch):
     filters = []
-    real_init = _cyclic.IndividualFilter.__init__
+    real_init = _cyclic_rows.IndividualFilter.__init__
 
     def init(self, n, budget):
         filters.append(budget)
         real_init(self, n, budget)
 
-    monkeypatch.setattr(_cyclic.IndividualFilter, "__init__", init)
+    monkeypatch.setattr(_cyclic_rows.IndividualFilter, "__init__", init)
     X, y = binary_data(500)
     est = classifier(n_cycles=n_cycles, epsilon=1.0).fit(X, y)
     assert est.n_iter_ == n_cycles
@@ -273,8 +273,8 @@ def test_exhausted_accountant_refuses_before_anything_changes(monkeypatch):
     scores, intercept, before = first.term_scores_.copy(), first.intercept_.copy(), \
         first.predict(X)
     made = []
-    real_init = _cyclic.IndividualFilter.__init__
-    monkeypatch.setattr(_cyclic.IndividualFilter, "__init__",
+    real_init = _cyclic_rows.IndividualFilter.__init__
+    monkeypatch.setattr(_cyclic_rows.IndividualFilter, "__init__",
                         lambda self, *a: made.append(a) or real_init(self, *a))
     with pytest.raises(BudgetExceededError):
         first.fit(X, y)  # needs 1.0, 0.5 left
@@ -297,10 +297,10 @@ def test_exhausted_accountant_refuses_before_anything_changes(monkeypatch):
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Wrap ``IndividualFilter.admit`` (the class ``_cyclic`` uses): every call appends
+    """Wrap ``IndividualFilter.admit`` (the class ``_cyclic_rows`` uses): every call appends
     ``(filter, costs, returned mask)``. ``recorded.never_stop()`` replaces it by a broken
     filter that records the same costs but admits everyone."""
-    cls = _cyclic.IndividualFilter
+    cls = _cyclic_rows.IndividualFilter
     real = cls.admit
 
     class Recorder(list):
@@ -372,13 +372,13 @@ def test_feature_releases_charge_and_sum_exactly_the_records_outside_bin_zero(
     # squared error: every Hessian is 1, so every record outside bin 0 has a cost > 0
     # and the zero-cost records of a feature release are exactly that feature's bin 0
     histograms = []
-    real_hist = _cyclic._histogram.node_histogram
+    real_hist = _cyclic_rows._histogram.node_histogram
 
-    def spy(codes_by_feature, rows, stats, out, start, stop):
-        histograms.append((np.array(rows), start, stop))
-        return real_hist(codes_by_feature, rows, stats, out, start, stop)
+    def spy(codes_by_feature, rows, stats, out):
+        histograms.append((np.array(codes_by_feature), np.array(rows)))
+        return real_hist(codes_by_feature, rows, stats, out)
 
-    monkeypatch.setattr(_cyclic._histogram, "node_histogram", spy)
+    monkeypatch.setattr(_cyclic_rows._histogram, "node_histogram", spy)
     X, y = regression_data(1500)
     est = regressor(epsilon=1.0, n_cycles=3, n_bins=4, max_active=1).fit(X, y)
     codes = est.binner_.transform(X)
@@ -389,9 +389,9 @@ def test_feature_releases_charge_and_sum_exactly_the_records_outside_bin_zero(
     for _, releases in cycles:
         seen = []
         for costs, mask in releases[:-1]:
-            rows, start, stop = next(spied)
-            assert stop == start + 1
-            f = start
+            column, rows = next(spied)
+            assert column.shape == (1, len(y))  # one feature's codes
+            (f,) = [f for f in range(N_FEATURES) if np.array_equal(codes[:, f], column[0])]
             np.testing.assert_array_equal(costs > 0, codes[:, f] != 0)
             # the histogram sums exactly the admitted records outside bin 0
             np.testing.assert_array_equal(rows, np.flatnonzero(mask & (codes[:, f] != 0)))
@@ -772,10 +772,14 @@ def test_density_release_sensitivity():
             calls.append((np.array(values), sensitivity))
             return np.array(values)
 
-    codes = np.zeros((p, 3), dtype=np.uint8)
-    codes[:, 0] = 1  # a record outside bin 0 everywhere
-    codes[:2, 1] = 5
-    d = _cyclic._BaseDPExplainableBoosting._noisy_density(Plan(), codes, 0.1, None)
+    class Rows:  # the per-block count, on one block of three records
+        def capped_active_features(self, cap):
+            return int(_cyclic_rows._capped_active_features(codes, cap))
+
+    codes = np.zeros((3, p), dtype=np.uint8)
+    codes[0] = 1  # a record outside bin 0 everywhere
+    codes[1, :2] = 5
+    d = _cyclic._BaseDPExplainableBoosting._noisy_density(Plan(), Rows(), 3, p, 0.1, None)
     (values, sensitivity), = calls
     assert values.tolist() == [cap + 2, 3 * cap] and sensitivity == math.sqrt(2) * cap
     assert d == pytest.approx((cap + 2) / 3)

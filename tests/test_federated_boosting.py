@@ -287,8 +287,10 @@ def neighbouring_round(n_records=500):
         model = fb._PublicModel(1, 0.3)
         model.init_score = np.zeros(1)
         codes = binner.transform(np.ascontiguousarray(X))
-        vectors = [fb._BoostingClient(codes[ids == c], y[ids == c], loss, "classification",
-                                      2, 1.0, weight, model).contribute(message, 1, S, FRAC_BITS)
+        fixed = est._fixed_point(loss)
+        vectors = [fb._BoostingClient(codes[ids == c], y[ids == c], loss, fixed,
+                                      "classification", 2, weight,
+                                      model).contribute(message, 1, S, FRAC_BITS)
                    for c in range(ids.max() + 1)]
         sums.append((np.sum([v.vector for v in vectors], axis=0), vectors))
     return est, sums, weight

@@ -17,12 +17,13 @@ import pytest
 from dptrees import (
     Blocks,
     BudgetAccountant,
-    DPExplainableBoostingClassifier,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
 from dptrees._core import _histogram
 from dptrees._sources import BlockSource, _rows
+
+from support import dask_inputs
 
 N, P = 3001, 5
 
@@ -192,31 +193,17 @@ def test_bad_blocks_raise_before_anything_is_spent(tmp_path, bad):
     assert acc.spent == (0.0, 0.0)
 
 
-def test_estimators_off_the_engine_read_memmaps_into_memory(memmap_data):
-    mm, (y, *_) = memmap_data
-    X = np.asarray(mm, dtype=np.float64)
-    est = DPExplainableBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-                                          random_state=0)
-    expected = est.fit(X, y).decision_function(X)
-    np.testing.assert_array_equal(est.fit(Blocks(mm), y).decision_function(X), expected)
-
-
 # -- Dask ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
 def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client, setting):
-    import dask.array as da
-    import dask.dataframe as dd
-    import pandas as pd
-
     X, *targets = make_data()
     for kind, est in estimators():
         y = pick(kind, targets)
         est.set_params(**setting)
         expected = est.fit(X, y)._raw(X)
-        for data, labels in ((da.from_array(X, chunks=(701, P)), da.from_array(y, chunks=500)),
-                             (dd.from_pandas(pd.DataFrame(X), npartitions=3), y)):
+        for data, labels in dask_inputs(X, y, 701):
             np.testing.assert_array_equal(est.fit(data, labels)._raw(X), expected)
 
 
@@ -231,12 +218,3 @@ def test_dask_bad_partition_raises_before_anything_is_spent(dask_client):
     with pytest.raises(ValueError, match="infinity.*block of rows starting at row 500"):
         est.fit(da.from_array(X, chunks=(100, P)), y)
     assert acc.spent == (0.0, 0.0)
-
-
-def test_estimators_off_the_engine_refuse_dask(dask_client):
-    import dask.array as da
-
-    X, y, *_ = make_data(100)
-    with pytest.raises(TypeError, match="Dask"):
-        DPExplainableBoostingClassifier(bounds=(0, 1), classes=[0, 1]).fit(
-            da.from_array(X, chunks=50), y)

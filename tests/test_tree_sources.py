@@ -33,6 +33,8 @@ from dptrees._core import _histogram
 from dptrees._core._builder import TreeBuilder, renumber_depth_first
 from dptrees._sources import _rows
 
+from support import dask_inputs
+
 N, P = 4001, 6
 ARRAYS = ("feature", "bin_threshold", "left", "right", "depth", "noisy_count", "value")
 
@@ -123,17 +125,12 @@ def test_passes_per_level_do_not_change_the_tree(memmap_data, monkeypatch):
 
 
 def test_dask_on_two_worker_processes_grows_the_bit_identical_trees(dask_client):
-    import dask.array as da
-    import dask.dataframe as dd
-    import pandas as pd
-
     X, y_reg, y_cls = make_data(2000)
     targets = {"reg": y_reg, "cls": y_cls}
     for name, est, target in ESTIMATORS:
         y = targets[target]
         expected = fit(est, X, y, 2.0)
-        for data, labels in ((da.from_array(X, chunks=(701, P)), da.from_array(y, chunks=500)),
-                             (dd.from_pandas(pd.DataFrame(X), npartitions=3), y)):
+        for data, labels in dask_inputs(X, y, 701):
             assert_same_trees(fit(est, data, labels, 2.0), expected)
 
 

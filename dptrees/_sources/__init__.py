@@ -91,17 +91,10 @@ def encode_regression_targets(source, y_bounds):
     return checked
 
 
-def open_source(X, y, *, n_jobs=1, blockwise=True):
+def open_source(X, y, *, n_jobs=1):
     """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps,
-    :class:`Blocks` and :class:`Parquet` files in blocks, anything else in memory.
-    ``blockwise=False`` (estimators not on the engine yet): memmaps, :class:`Blocks` and
-    :class:`Parquet` files are read into memory, Dask collections refused."""
-    if not blockwise:
-        if _is_dask(X) or _is_dask(y):
-            raise TypeError("this estimator does not train on Dask collections yet: pass "
-                            "a numpy array (DP trees, forests and gradient boosting do "
-                            "train on Dask)")
-        return ArraySource(X.X if isinstance(X, Blocks) else X, y)
+    :class:`Blocks` and :class:`Parquet` files in blocks on ``n_jobs`` threads, anything
+    else in memory (``n_jobs`` blocks of rows for the estimators that run on blocks)."""
     if _is_dask(X) or _is_dask(y):
         from dptrees._sources._dask import DaskSource
 
@@ -113,4 +106,4 @@ def open_source(X, y, *, n_jobs=1, blockwise=True):
         return BlockSource(X, y, block_bounds=X.block_bounds(), n_jobs=n_jobs)
     if isinstance(X, np.memmap):
         return BlockSource(X, y, n_jobs=n_jobs)
-    return ArraySource(X, y)
+    return ArraySource(X, y, n_jobs=n_jobs)

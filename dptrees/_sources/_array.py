@@ -11,6 +11,8 @@ import numpy as np
 
 from dptrees._core import _histogram
 from dptrees._sources import _rows
+from dptrees._sources._blocks import map_blocks
+from dptrees._sources._blockwise import add_up
 from dptrees.validation import (
     check_classes,
     check_features,
@@ -24,13 +26,45 @@ _THREAD_MIN_ROWS = 50_000
 
 
 class ArraySource:
-    """All rows of ``X`` and ``y`` in memory (``X`` validated as C-contiguous float64)."""
+    """All rows of ``X`` and ``y`` in memory (``X`` validated as C-contiguous float64).
 
-    def __init__(self, X, y):
+    For the estimators that read per-record state block by block (the interface of
+    :class:`~dptrees._sources._blockwise.BlockwiseSource`: ``code_blocks``,
+    ``label_blocks``, ``_keep``, ``_reduce``, ``_sum``), the rows are ``n_jobs`` blocks of
+    consecutive rows, views of the arrays, run on ``n_jobs`` threads.
+    """
+
+    inplace = True
+
+    def __init__(self, X, y, *, n_jobs=1):
         self.X = check_features(X)
         self.n_samples, self.n_features = self.X.shape
         self.y = y
         self.codes = None
+        self.labels = None
+        self.n_jobs = int(n_jobs)
+        n_blocks = max(1, min(self.n_jobs, self.n_samples // _THREAD_MIN_ROWS))
+        cuts = np.linspace(0, self.n_samples, n_blocks + 1).astype(np.intp)
+        self.bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+        self.lengths = [b - a for a, b in self.bounds]
+
+    # -- the blockwise interface, over views of the arrays -----------------------------
+
+    @property
+    def code_blocks(self):
+        return [self.codes[a:b] for a, b in self.bounds]
+
+    @property
+    def label_blocks(self):
+        return [self.labels[a:b] for a, b in self.bounds]
+
+    def _keep(self, fn, columns, spill=False, **common):
+        return list(map_blocks(fn, columns, common, self.n_jobs))
+
+    _reduce = _keep
+
+    def _sum(self, fn, columns, **common):
+        return add_up(map_blocks(fn, columns, common, self.n_jobs))
 
     def close(self):
         self.X = self.y = self.codes = None

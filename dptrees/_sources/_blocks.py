@@ -16,12 +16,35 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from dptrees._sources._blockwise import BlockwiseSource
+from dptrees._sources._blockwise import BlockwiseSource, add_up
 
-__all__ = ["BlockSource", "DEFAULT_BLOCK_ROWS"]
+__all__ = ["BlockSource", "DEFAULT_BLOCK_ROWS", "map_blocks"]
 
 #: Rows per block when none is given: about 10 MB of float64 features for 10 features.
 DEFAULT_BLOCK_ROWS = 2**17
+
+
+def map_blocks(fn, columns, common, n_jobs, load=None):
+    """``fn(*block_args, **common)`` for every block, yielded in block order, with at most
+    ``2 n_jobs`` blocks in flight on ``n_jobs`` threads. ``columns``: a list of per-block
+    argument lists; ``load`` turns a stored item into the argument (e.g. reads a slice)."""
+    def run(i):
+        args = [column[i] for column in columns]
+        return fn(*(args if load is None else map(load, args)), **common)
+
+    n = len(columns[0])
+    if n_jobs == 1 or n == 1:
+        for i in range(n):
+            yield run(i)
+        return
+    with ThreadPoolExecutor(n_jobs) as pool:
+        in_flight = deque()
+        for i in range(n):
+            in_flight.append(pool.submit(run, i))
+            if len(in_flight) >= 2 * n_jobs:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
 
 
 class BlockSource(BlockwiseSource):
@@ -77,32 +100,13 @@ class BlockSource(BlockwiseSource):
         self._files = 0
 
     def _map(self, fn, columns, common):
-        """``fn`` on every block, in order, at most ``2 n_jobs`` blocks in flight."""
-        def run(i):
-            return fn(*[_load(column[i]) for column in columns], **common)
-
-        n = len(columns[0])
-        if self.n_jobs == 1 or n == 1:
-            for i in range(n):
-                yield run(i)
-            return
-        with ThreadPoolExecutor(self.n_jobs) as pool:
-            in_flight = deque()
-            for i in range(n):
-                in_flight.append(pool.submit(run, i))
-                if len(in_flight) >= 2 * self.n_jobs:
-                    yield in_flight.popleft().result()
-            while in_flight:
-                yield in_flight.popleft().result()
+        return map_blocks(fn, columns, common, self.n_jobs, load=_load)
 
     def _reduce(self, fn, columns, **common):
         return list(self._map(fn, columns, common))
 
     def _sum(self, fn, columns, **common):
-        total = None
-        for part in self._map(fn, columns, common):
-            total = part if total is None else total + part
-        return total
+        return add_up(self._map(fn, columns, common))
 
     def _keep(self, fn, columns, spill=False, **common):
         if not spill:

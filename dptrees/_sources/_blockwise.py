@@ -14,7 +14,15 @@ import numpy as np
 from dptrees._sources import _rows
 from dptrees.validation import check_classes
 
-__all__ = ["BlockwiseSource", "BlockwiseBoostingRows", "BlockwiseTreeRows"]
+__all__ = ["add_up", "BlockwiseSource", "BlockwiseBoostingRows", "BlockwiseTreeRows"]
+
+
+def add_up(parts):
+    """The sum of an iterable of exact integer results (arrays or numbers)."""
+    total = None
+    for part in parts:
+        total = part if total is None else total + part
+    return total
 
 
 class BlockwiseSource:
@@ -31,12 +39,18 @@ class BlockwiseSource:
     codes = None
     labels = None
 
+    @property
+    def code_blocks(self):
+        """Per-block bin codes (after :meth:`bin`)."""
+        return self.codes
+
+    @property
+    def label_blocks(self):
+        """Per-block encoded labels or targets (after encoding them)."""
+        return self.labels
+
     def _sum(self, fn, columns, **common):
-        parts = self._reduce(fn, columns, **common)
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
-        return total
+        return add_up(self._reduce(fn, columns, **common))
 
     # -- preparation ---------------------------------------------------------------------
 
@@ -149,7 +163,7 @@ class BlockwiseBoostingRows:
         self.loss = loss
         self.fixed = fixed
         self.n_bins = n_bins
-        self.raw = source._keep(_start_scores, [source.codes], init=init)
+        self.raw = source._keep(_start_scores, [source.code_blocks], init=init)
         self.pending = None
 
     def start_batch(self):
@@ -170,7 +184,7 @@ class BlockwiseBoostingRows:
     def histograms(self, level, nodes):
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
         src = self.source
-        return src._sum(_histogram_of_block, [src.codes, src.labels, self.raw, self.packed],
+        return src._sum(_histogram_of_block, [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing, n_bins=self.n_bins)
 
     def leaf_sums(self):
@@ -178,11 +192,11 @@ class BlockwiseBoostingRows:
         leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
         routing = _rows.heap_routing(self.feature, self.bin_threshold, depth, leaves)
         src = self.source
-        return src._sum(_sums_of_block, [src.codes, src.labels, self.raw, self.packed],
+        return src._sum(_sums_of_block, [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing)
 
     def add_tree(self, k, tree, values, step):
-        self.pending = self.source._keep(_add_tree, [self.source.codes, self.pending], k=k,
+        self.pending = self.source._keep(_add_tree, [self.source.code_blocks, self.pending], k=k,
                                          tree=tree, step=step, inplace=self.source.inplace)
 
     def end_batch(self):
@@ -195,31 +209,36 @@ class BlockwiseBoostingRows:
 
 
 class BlockwiseTreeRows:
-    """A DP tree's view of a blockwise source (:func:`dptrees._tree_growth.grow_from_statistics`):
-    exact per-node histograms and totals, one pass over the blocks per request.
+    """A DP tree's view of a source that runs functions on its blocks (any
+    :class:`BlockwiseSource`, or :class:`~dptrees._sources._array.ArraySource`'s views):
+    exact per-node histograms and totals, one pass over the blocks per request
+    (:func:`dptrees._tree_growth.grow_from_statistics`).
 
-    ``parts``, ``part``: the tree sees only the rows of partition ``part`` (partition
-    forests); None: all rows.
+    ``weights``: per-block integer row weights (None: every row weighs 1); with ``part``,
+    per-block partition ids, and the tree sees only the rows of partition ``part``
+    (partition forests). ``n_rows``: the rows the tree sees (with weights, the number of
+    rows; the weights' total is a statistic, not a count).
     """
 
-    def __init__(self, source, spec, n_bins, parts=None, part=None):
+    def __init__(self, source, spec, n_bins, weights=None, part=None):
         self.source = source
         self.spec = spec
         self.n_bins = n_bins
         self.width = spec.width
         self.n_features = source.n_features
         self.part = part
-        self.parts = [None] * len(source.lengths) if parts is None else parts
+        self.weights = [None] * len(source.lengths) if weights is None else weights
         if part is None:
             self.n_rows = source.n_samples
         else:
-            self.n_rows = int(sum(_rows.block_part_count(p, part) for p in self.parts))
+            self.n_rows = int(sum(_rows.block_part_count(p, part) for p in self.weights))
 
     def statistics(self, routing, totals_routing):
         src = self.source
-        flat = src._sum(_rows.block_tree_statistics, [src.codes, src.labels, self.parts],
-                        spec=self.spec, part=self.part, routing=routing,
-                        totals_routing=totals_routing, n_bins=self.n_bins)
+        flat = src._sum(_rows.block_tree_statistics,
+                        [src.code_blocks, src.label_blocks, self.weights], spec=self.spec,
+                        part=self.part, routing=routing, totals_routing=totals_routing,
+                        n_bins=self.n_bins)
         shape = (routing.n_slots, self.n_features, self.n_bins, self.width)
         n_hist = int(np.prod(shape))
         return (flat[:n_hist].reshape(shape),

@@ -16,7 +16,7 @@ running ``distributed.Client``.
 import numpy as np
 
 from dptrees._optional import optional_import
-from dptrees._sources._blockwise import BlockwiseSource
+from dptrees._sources._blockwise import BlockwiseSource, add_up
 
 __all__ = ["DaskSource"]
 
@@ -113,7 +113,4 @@ _FAN_IN = 8
 
 
 def _add_all(*parts):
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
+    return add_up(parts)

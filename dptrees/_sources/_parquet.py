@@ -86,7 +86,8 @@ class Parquet:
         return out[a - start:b - start]
 
     def __array__(self, dtype=None, copy=None):
-        """All rows at once (estimators that train in memory only read it so)."""
+        """All rows at once (the federated estimators, whose simulated clients hold
+        their rows in memory, read it so)."""
         out = self[:]
         return out if dtype is None else out.astype(dtype)
 

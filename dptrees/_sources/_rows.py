@@ -269,7 +269,8 @@ class TreeTargets(NamedTuple):
 
 def tree_stats(targets, spec, weight=None):
     """``(stats, labels)`` of a block for :func:`_histogram.routed_histogram`: exactly the
-    integers the in-memory tree builder adds up (``weight``: 0/1 per row, or None)."""
+    integers the in-memory tree builder adds up. ``weight``: each row's integer weight
+    (0/1 for a partition's rows, fixed-point units for DP AdaBoost), or None (1 each)."""
     m = len(targets)
     w = np.ones(m, dtype=np.int64) if weight is None else weight.astype(np.int64)
     if spec.mse:
@@ -284,13 +285,17 @@ def tree_stats(targets, spec, weight=None):
     return w[None, :], labels
 
 
-def block_tree_statistics(codes, targets, parts, spec, part, routing, totals_routing,
-                          n_bins):
+def block_tree_statistics(codes, targets, weight, spec, routing, totals_routing, n_bins,
+                          part=None):
     """Exact histograms (slots of ``routing``) and totals (slots of ``totals_routing``)
     of a block's rows by node, flattened into one int64 vector (so that blocks add up):
-    ``(n_slots, n_features, n_bins, width)`` then ``(n_totals, width)``. ``parts``,
-    ``part``: only the rows of partition ``part`` count (None: all rows)."""
-    weight = None if part is None else (parts == part)
+    ``(n_slots, n_features, n_bins, width)`` then ``(n_totals, width)``.
+
+    ``weight``: each row's integer weight (None: 1 each); with ``part``, ``weight`` holds
+    the rows' partition ids instead, and a row weighs 1 in partition ``part``, else 0.
+    """
+    if part is not None:
+        weight = weight == part
     stats, labels = tree_stats(targets, spec, weight)
     codes = np.asarray(codes)
     hist = np.zeros((routing.n_slots, codes.shape[1], n_bins, spec.width), dtype=np.int64)

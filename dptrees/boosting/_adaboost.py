@@ -13,20 +13,20 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._binning import Binner
+from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
+from dptrees._sources import open_source, public_binner
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
 from dptrees.boosting._weak_learners import (
     WEIGHT_GRID,
+    WeightedRows,
     fit_weighted_tree,
     learner_budget,
 )
 from dptrees.exceptions import BudgetExceededError
 from dptrees.mechanisms import laplace_mechanism, noisy_count
 from dptrees.validation import (
-    check_bounds,
-    check_classes,
     check_epsilon,
     check_features,
     check_in,
@@ -83,7 +83,7 @@ class WeightRange(NamedTuple):
     low: float
 
 
-def noisy_weight_range(weights, *, lower, upper, epsilon_max, epsilon_min, mean_reference,
+def noisy_weight_range(extremes, *, lower, upper, epsilon_max, epsilon_min, mean_reference,
                        random_state=None):
     """Noisy largest and smallest weight (the paper's DPweight_dynamic), guarded.
 
@@ -102,14 +102,14 @@ def noisy_weight_range(weights, *, lower, upper, epsilon_max, epsilon_min, mean_
     ``[lower, upper]``; the noisy max is raised to at least it and the noisy min lowered
     to at most it, both kept in ``[lower, upper]`` (the paper: the max stays above the
     mean and the min below it), then rounded inwards to the weight grid.
+
+    ``extremes``: the exact ``(largest, smallest)`` weight, None if there are no records.
     """
     lower, upper = float(lower), float(upper)
     sensitivity = upper - lower
     if sensitivity <= 0:
         return WeightRange(upper, lower, upper, lower)
-    weights = np.asarray(weights, dtype=np.float64)
-    true_max = float(weights.max()) if weights.size else lower
-    true_min = float(weights.min()) if weights.size else upper
+    true_max, true_min = (lower, upper) if extremes is None else map(float, extremes)
     rng = check_random_state(random_state)
     raw_max = laplace_mechanism(true_max, sensitivity=sensitivity, epsilon=epsilon_max,
                                 random_state=rng)
@@ -141,23 +141,30 @@ class _Params(NamedTuple):
 
 
 class _Data:
-    """Validated, binned training data."""
+    """Validated, binned training rows of ``fit(X, y)``: a source of rows (in memory, in
+    blocks from a memmap or Parquet file, on Dask); :meth:`close` removes its files."""
 
     def __init__(self, estimator, X, y):
-        X = check_features(X)
-        if X.shape[0] > _MAX_ROWS:
-            raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
-        encoding = check_classes(estimator.classes, y, n_samples=X.shape[0])
-        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
-        self.leaks = [leak for leak in (bounds.leak, encoding.leak) if leak is not None]
-        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
-        self.codes = self.binner.transform(X)
-        self.classes = encoding.classes
-        self.labels = np.ascontiguousarray(encoding.y, dtype=np.int64)
-        self.n_classes = len(encoding.classes)
-        self.n_features = X.shape[1]
+        self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs))
+        try:
+            classes, class_leak = source.encode_classes(estimator.classes)
+            binner, leaks = public_binner(source, estimator.bounds, estimator.n_bins,
+                                          _MAX_ROWS)
+            if len(classes) > 256:
+                raise ValueError(f"at most 256 classes are supported, got {len(classes)}")
+            source.bin(binner)
+        except BaseException:
+            source.close()
+            raise
+        self.leaks = leaks + ([] if class_leak is None else [class_leak])
+        self.binner = binner
+        self.classes = classes
+        self.n_classes = len(classes)
+        self.n_features = source.n_features
+        self.n_samples = source.n_samples
+
+    def close(self):
+        self.source.close()
 
 
 class _Plan(NamedTuple):
@@ -330,6 +337,10 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         ``PrivacyLeakWarning`` (not DP).
     accountant : BudgetAccountant, optional
         Where ``epsilon`` is spent; default: the default accountant.
+    n_jobs : int, optional
+        Threads over blocks of rows for the weighted histograms and weight updates
+        (``None`` means 1, -1 all cores). The model does not depend on it: the
+        statistics are exact integer sums.
     random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
         ``None`` uses OS entropy (use it for releases); a seed makes the fit reproducible
         (for tests and research only).
@@ -369,7 +380,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
     def __init__(self, n_estimators="auto", epsilon=1.0, schedule="improved", max_depth=1,
                  weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
                  prior_vote=True, error_margin=0.0, bounds=None, classes=None,
-                 accountant=None, random_state=None):
+                 accountant=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.schedule = schedule
@@ -383,6 +394,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         self.bounds = bounds
         self.classes = classes
         self.accountant = accountant
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     # ---------------------------------------------------------------- validation / plan
@@ -391,6 +403,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         if not isinstance(self.prior_vote, (bool, np.bool_)):
             raise TypeError(f"prior_vote must be a bool, got {self.prior_vote!r}")
         epsilon = check_epsilon(self.epsilon)
+        check_n_jobs(self.n_jobs)
         if isinstance(self.n_estimators, str) and self.n_estimators == "auto":
             n_estimators = auto_n_estimators(epsilon)
         else:
@@ -454,6 +467,9 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            An array; a ``numpy.memmap``, :class:`dptrees.Blocks` or
+            :class:`dptrees.Parquet` file (read in blocks, never copied as float64); or a
+            Dask array or dataframe. The model is the same from each.
         y : array-like of shape (n_samples,)
 
         Returns
@@ -463,16 +479,19 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         params = self._check_params()
         accountant = self._resolve_accountant()
         data = _Data(self, X, y)
-        rng = check_random_state(self.random_state)
-        noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
-        if not accountant.check(params.epsilon):
-            remaining = accountant.remaining()[0]
-            raise BudgetExceededError(
-                f"DPAdaBoostClassifier needs epsilon={params.epsilon!r}, but only "
-                f"{remaining!r} remains in the accountant; nothing was spent."
-            )
-        accountant.spend(params.epsilon, label=type(self).__name__)
-        state = _boost(data, params, noisy_rounds, plan, boost_rng)
+        try:
+            rng = check_random_state(self.random_state)
+            noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
+            if not accountant.check(params.epsilon):
+                remaining = accountant.remaining()[0]
+                raise BudgetExceededError(
+                    f"DPAdaBoostClassifier needs epsilon={params.epsilon!r}, but only "
+                    f"{remaining!r} remains in the accountant; nothing was spent."
+                )
+            accountant.spend(params.epsilon, label=type(self).__name__)
+            state = _boost(data, params, noisy_rounds, plan, boost_rng)
+        finally:
+            data.close()
         self._record(data, params, noisy_rounds, plan, state)
         return self
 
@@ -655,10 +674,9 @@ def _boost(data, params, noisy_rounds, plan, rng):
     Every release is listed in the returned ``ledger`` with its budget.
     """
     m, K = params.n_estimators, data.n_classes
-    codes, labels = data.codes, data.labels
-    n = codes.shape[0]
+    n = data.n_samples
     floor = _ceil_grid(1.0 / params.max_weight)  # public: weights stay in [floor, 1]
-    u = np.ones(n)
+    rows = WeightedRows(data.source, K, params.n_bins)
     lower = upper = 1.0  # public range [L_k, W_k] of the current weights
     ledger = []
     count_rng, *round_rngs = rng.spawn(m + 1)
@@ -679,27 +697,23 @@ def _boost(data, params, noisy_rounds, plan, rng):
             eps_max = plan.per_noisy_round * max_share
             eps_min = plan.per_noisy_round - eps_max
             ref = _mean_reference(previous, n_hat) if previous is not None else lower
-            wr = noisy_weight_range(u, lower=lower, upper=upper, epsilon_max=eps_max,
-                                    epsilon_min=eps_min, mean_reference=ref,
-                                    random_state=round_rng)
+            wr = noisy_weight_range(rows.extremes(), lower=lower, upper=upper,
+                                    epsilon_max=eps_max, epsilon_min=eps_min,
+                                    mean_reference=ref, random_state=round_rng)
             ledger.append((f"round {k + 1}: noisy max weight", eps_max))
             ledger.append((f"round {k + 1}: noisy min weight", eps_min))
             weight_ranges[k] = wr
-            np.clip(u, wr.low, wr.high, out=u)
-            # Rescale by the public noisy max so the largest weight is 1 again (SAMME is
-            # invariant to a common factor): without it every weight decays to the floor
-            # once each record has been classified correctly a few times.
-            u /= wr.high
-            np.rint(u / WEIGHT_GRID, out=u)
-            u *= WEIGHT_GRID
+            # Clip into the noisy range and rescale by the public noisy max so the
+            # largest weight is 1 again (SAMME is invariant to a common factor): without
+            # it every weight decays to the floor once each record has been classified
+            # correctly a few times.
             lower = max(floor, _ceil_grid(wr.low / wr.high))
             upper = 1.0
-            np.clip(u, lower, upper, out=u)
+            rows.rescale(wr.low, wr.high, lower, upper)
             max_share = min(max(wr.high / (wr.high + wr.low), MAX_SHARE_RANGE[0]),
                             MAX_SHARE_RANGE[1])
         weight_bounds[k] = (lower, upper)
-        tree = fit_weighted_tree(codes, labels, u, n_classes=K, n_bins=params.n_bins,
-                                 max_depth=params.max_depth, weight_bound=upper,
+        tree = fit_weighted_tree(rows, max_depth=params.max_depth, weight_bound=upper,
                                  epsilon_split=plan.split, epsilon_leaf=plan.leaf,
                                  random_state=round_rng)
         for level in range(params.max_depth):
@@ -730,13 +744,8 @@ def _boost(data, params, noisy_rounds, plan, rng):
             # not change SAMME), i.e. the correctly classified ones shrink. Weights never
             # grow, so the learners' sensitivity stays at most 1.
             factor = math.exp(-alpha)
-            new_lower = min(max(floor, _ceil_grid(lower * factor)), upper)
-            hit = tree.predict(codes) == labels
-            u[hit] *= factor
-            np.rint(u / WEIGHT_GRID, out=u)
-            u *= WEIGHT_GRID
-            np.clip(u, new_lower, upper, out=u)
-            lower = new_lower
+            lower = min(max(floor, _ceil_grid(lower * factor)), upper)
+            rows.reweight(tree, factor, lower, upper)
     return {"learners": learners, "alphas": alphas, "errors": errors,
             "weight_bounds": weight_bounds, "weight_ranges": weight_ranges,
             "noisy_count": n_hat, "ledger": ledger}

@@ -51,10 +51,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._core import _histogram
-from dptrees._individual_filter import IndividualFilter, individual_cost
+from dptrees._parallel import check_n_jobs
 from dptrees._params import store_params
-from dptrees._sources._rows import loss_targets
 from dptrees._random import check_random_state
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._gradient import (
@@ -66,6 +64,7 @@ from dptrees.boosting._gradient import (
     _NoisePlan,
     _SquaredErrorFit,
 )
+from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
@@ -87,9 +86,6 @@ _DENSITY_SHARE = 0.01
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators."""
 
-    # Per-record filter state and feature-by-feature passes: rows in memory only, for now.
-    _blockwise = False
-
     def _check_params(self):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
@@ -107,6 +103,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         _check_fraction(self.init_fraction, "init_fraction")
         if not isinstance(self.verbose, numbers.Integral):
             raise ValueError(f"verbose must be an int, got {self.verbose!r}")
+        check_n_jobs(self.n_jobs)
         return epsilon, delta
 
     def _n_cycles(self, epsilon):
@@ -138,7 +135,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         return min(n_features, math.ceil(3.0 * math.sqrt(n_features + 1.0)))
 
     @classmethod
-    def _noisy_density(cls, plan, codes_by_feature, budget, rng):
+    def _noisy_density(cls, plan, rows, n_samples, n_features, budget, rng):
         """The noisy mean number of features per record outside bin 0, each record's
         number capped at :meth:`density_clip` ``T`` (a value in ``[0, T]``).
 
@@ -147,18 +144,15 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         (the count scaled by ``T`` gets the same relative noise as the sum); Gaussian
         noise, ``budget``-zCDP, paid by every record. The mean is post-processing.
         """
-        n_features, n = codes_by_feature.shape
         cap = cls.density_clip(n_features)
-        per_record = np.minimum(np.count_nonzero(codes_by_feature, axis=0), cap)
-        exact = np.array([per_record.sum(), cap * n], dtype=float)
+        exact = np.array([rows.capped_active_features(cap), cap * n_samples], dtype=float)
         noisy = plan.release(exact, math.sqrt(2.0) * cap, budget, rng)
         return float(np.clip(cap * noisy[0] / max(noisy[1], cap), 0.0, cap))
 
     def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
-        codes, targets = source.codes, loss_targets(source.labels, loss)
         epsilon, delta = params
         accountant = self._resolve_accountant()
-        n, n_features = codes.shape
+        n, n_features = source.n_samples, source.n_features
         warn_weak_delta(delta, n)
         n_out = loss.n_outputs
         plan = _NoisePlan("gaussian", epsilon, delta)
@@ -198,34 +192,18 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         accountant.spend(epsilon, delta, label=type(self).__name__)
 
         init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
-        codes_by_feature = np.ascontiguousarray(codes.T)
-        density = (self._noisy_density(plan, codes_by_feature, density_budget, rng_density)
+        rows = CyclicRows(source, loss, init, n_bins)
+        density = (self._noisy_density(plan, rows, n, n_features, density_budget, rng_density)
                    if auto_active else None)
         max_active = self._max_active(n_features, density)
         nm_g, nm_h = multipliers(max_active)
-        stats = np.empty((2, n), dtype=np.int64)
-        if loss.constant_hessian:
-            stats[1].fill(1)
-        hist = np.zeros((n_features, n_bins, 2), dtype=np.int64)
-        raw = np.tile(init, (n, 1))
+        cost = ReleaseCost(loss, fixed, nm_g, nm_h)
         scores = np.zeros((n_out, n_features, n_bins))
         intercept = np.array(init, dtype=float)
         # sigma of the noise on a gradient sum: the shrinkage's unit (public)
         regulariser = self.reg_lambda + self.noise_reg * nm_g * fixed.g_sens
         step = self.learning_rate
         history = []
-        everyone = np.ones(n, dtype=bool)
-
-        def admit(cycle_filter, in_release, k, n_values, state):
-            """Write output ``k``'s fixed-point (g, h) into ``stats``, charge the records
-            in ``in_release`` their cost for a release of ``n_values`` values, and return
-            the rows the filter admits."""
-            fixed.to_stats(*loss.gradients(targets, state, k), stats)
-            cost = (individual_cost(np.abs(stats[0]) / fixed.g_scale, fixed.g_sens, nm_g,
-                                    n_values)
-                    + individual_cost(stats[1] / fixed.h_scale, fixed.h_sens, nm_h, n_values))
-            return np.flatnonzero(cycle_filter.admit(np.where(in_release, cost, 0.0))
-                                  & in_release)
 
         def noisy(g_units, h_units):
             """The damped Newton step on the noisy sums (post-processing)."""
@@ -235,25 +213,23 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                                    noise_multiplier=nm_h, random_state=rng_noise)
             return -step * g / (np.maximum(h, 0.0) + regulariser)
 
+        # Within a feature's step (and the intercept's), every output's gradients are
+        # those of the scores before the step: the updates are added after all outputs.
         for cycle in range(n_cycles):
-            cycle_filter = IndividualFilter(n, cycle_budget)
+            rows.start_cycle(cycle_budget)
             for f in rng_order.permutation(n_features):
-                state = loss.round_state(raw)
-                in_release = codes_by_feature[f] != 0
+                updates = np.zeros((n_out, n_bins))
                 for k in range(n_out):
-                    rows = admit(cycle_filter, in_release, k, n_bins - 1, state)
-                    hist[f] = 0
-                    _histogram.node_histogram(codes_by_feature, rows, stats, hist, f, f + 1)
-                    update = np.zeros(n_bins)
-                    update[1:] = noisy(hist[f, 1:, 0], hist[f, 1:, 1])
-                    scores[k, f] += update
-                    raw[:, k] += update[codes_by_feature[f]]
-            state = loss.round_state(raw)
+                    sums = rows.feature_sums(cost, k, int(f))
+                    updates[k, 1:] = noisy(sums[1:, 0], sums[1:, 1])
+                scores[:, f] += updates
+                rows.add_feature_scores(int(f), updates)
+            updates = np.zeros(n_out)
             for k in range(n_out):
-                rows = admit(cycle_filter, everyone, k, 1, state)
-                update = float(noisy(stats[0, rows].sum(), stats[1, rows].sum()))
-                intercept[k] += update
-                raw[:, k] += update
+                sums = rows.intercept_sums(cost, k)
+                updates[k] = float(noisy(sums[0], sums[1]))
+            intercept += updates
+            rows.add_constants(updates)
             history.append((intercept.copy(), scores.copy()))
             if self.verbose:
                 print(f"[{type(self).__name__}] cycle {cycle + 1}/{n_cycles}", flush=True)
@@ -324,7 +300,11 @@ _PARAMS_DOC = """
         large gradients, sits out the rest of the cycle's releases (the guarantee holds
         regardless). "auto": ``ceil(0.75 (d + 1))`` where ``d`` is a noisy mean number of
         features per record outside bin 0, released first with 1 % of the budget.
-""" + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
+""" + _START_AND_PUBLIC_INPUTS_DOC + """    n_jobs : int, optional
+        Threads over blocks of rows for the per-feature sums and score updates
+        (``None`` means 1, -1 all cores). The model does not depend on it: the
+        statistics are exact integer sums and every update is per record.
+    verbose : int, default=0
         Print a line after every cycle.
 """
 
@@ -377,7 +357,7 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
     def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=1.0, n_bins=32,
                  reg_lambda=100.0, noise_reg=10.0, max_active="auto", gradient_clip=0.3,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
-                 random_state=None, verbose=0):
+                 n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
 
 
@@ -412,5 +392,5 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
     def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=0.5, n_bins=32,
                  reg_lambda=1.0, noise_reg=3.0, max_active="auto", gradient_clip=1.0,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
-                 random_state=None, verbose=0):
+                 n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())

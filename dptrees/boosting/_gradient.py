@@ -69,6 +69,7 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._params import store_params
+from dptrees._parallel import n_threads
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
 from dptrees.accounting import (
@@ -234,16 +235,11 @@ class _BoostingFitMixin:
     public bounds, the fixed-point scales, the DP initial score and the fitted privacy
     attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
 
-    # Whether ``_fit`` runs on any source of rows (memmaps in blocks, Dask), or on rows
-    # in memory only.
-    _blockwise = True
-
     @contextmanager
     def _open(self, X, y):
         """The source of ``fit(X, y)``'s rows (:func:`dptrees._sources.open_source`),
         closed (its temporary files removed) when the fit ends or fails."""
-        source = open_source(X, y, n_jobs=getattr(self, "n_jobs", 1),
-                             blockwise=self._blockwise)
+        source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)))
         try:
             yield source
         finally:
@@ -561,11 +557,10 @@ class _Context:
 
 _FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
 
-        ``X`` may be an array or a ``numpy.memmap`` / :class:`dptrees.Blocks`; DP
-        gradient boosting also reads the latter in blocks (never copied as float64) and
-        takes Dask arrays and dataframes (statistics computed where the partitions
-        live), with the same model from each. Other estimators read a memmap into
-        memory and refuse Dask collections.
+        ``X`` may be an array; a ``numpy.memmap``, :class:`dptrees.Blocks` or
+        :class:`dptrees.Parquet` file (read in blocks, never copied as float64); or a
+        Dask array or dataframe (statistics computed where the partitions live). The
+        model is the same from each.
 
         Returns
         -------

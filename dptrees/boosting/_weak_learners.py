@@ -2,7 +2,10 @@
 
 :func:`fit_weighted_tree` grows a complete tree of depth ``max_depth`` level by level on
 binned features (public equal-width bins, :class:`dptrees._binning.Binner`) and *weighted*
-records. Every record ``i`` has a weight ``w_i`` in ``[0, weight_bound]``, where
+records, held by :class:`WeightedRows` with the blocks of any source of rows (in memory,
+memmap blocks, Dask partitions): the per-level weighted class histograms and the leaf
+totals are exact integer sums from the engine's routing kernel, so the tree is the same
+bit for bit whatever the source. Every record ``i`` has a weight ``w_i`` in ``[0, weight_bound]``, where
 ``weight_bound`` is a **public** number, and -- the caller's obligation -- adding or
 removing a record never changes the weight of any other record (in DP AdaBoost the weights
 are per-record functions of the record and of released values only). Under that
@@ -29,19 +32,22 @@ assumption, for add/remove-one neighbours:
 No branch depends on private data: every node of every level is split (empty nodes
 choose uniformly among equal utilities), so the tree's shape is public.
 
-Exact arithmetic: weights are held on the grid ``2**-20`` (:data:`WEIGHT_GRID`; the
-estimator rounds them there), so every weighted sum below is an integer multiple of the
-grid below ``2**53`` grid units and float64 adds it exactly. Utilities are therefore
-exact and the sensitivity needs no floating-point margin.
+Exact arithmetic: weights are held on the grid ``2**-20`` (:data:`WEIGHT_GRID`) as int64
+grid units, so every weighted sum below is an exact integer (below ``2**53`` units, hence
+exact in float64 too). Utilities are therefore exact and the sensitivity needs no
+floating-point margin.
 """
 
 import math
 
 import numpy as np
 
+from dptrees._core import _tree
+from dptrees._sources._blockwise import BlockwiseTreeRows
+from dptrees._sources._rows import TreeTargets, heap_routing
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
 
-__all__ = ["WEIGHT_GRID", "WeightedTree", "fit_weighted_tree", "learner_budget"]
+__all__ = ["WEIGHT_GRID", "WeightedRows", "WeightedTree", "fit_weighted_tree", "learner_budget"]
 
 #: Weights are multiples of this (see the module docstring).
 WEIGHT_GRID = 2.0**-20
@@ -93,12 +99,12 @@ class WeightedTree:
 
     def apply(self, codes):
         """Leaf index of every row of ``codes`` (uint8, shape (n, n_features))."""
-        node = np.zeros(codes.shape[0], dtype=np.int64)
-        rows = np.arange(codes.shape[0])
-        for _ in range(self.max_depth):
-            go_right = codes[rows, self.feature[node]] > self.bin_threshold[node]
-            node = 2 * node + 1 + go_right
-        return node - (2**self.max_depth - 1)
+        feature, bin_threshold = _heap_arrays(self.feature, self.bin_threshold)
+        routing = heap_routing(feature, bin_threshold, self.max_depth, [])
+        leaf = np.empty(codes.shape[0], dtype=np.int64)
+        _tree.apply(np.ascontiguousarray(codes), routing.feature, routing.bin_threshold,
+                    routing.left, routing.right, leaf)
+        return leaf - self.feature.shape[0]
 
     def fall_back_to(self, label, margin):
         """Leaves whose two largest noisy totals differ by less than ``margin`` (a
@@ -125,6 +131,112 @@ class WeightedTree:
         return (wrong / total if total > 0 else float("nan")), correct, wrong
 
 
+def _heap_arrays(feature, bin_threshold):
+    """int32 heap arrays of a complete tree (leaves: -1) from its internal nodes'."""
+    n_internal = len(feature)
+    full = np.full((2, 2 * n_internal + 1), -1, dtype=np.int32)
+    full[0, :n_internal], full[1, :n_internal] = feature, bin_threshold
+    return full[0], full[1]
+
+
+# Block functions of :class:`WeightedRows` (run where a block lives: a thread, a Dask
+# worker). Weights are int64 units of WEIGHT_GRID; the float arithmetic of an update is
+# per record, so it gives the same units in every block split.
+
+
+def _constant_units(codes, weight):
+    return np.full(codes.shape[0], int(round(weight / WEIGHT_GRID)), dtype=np.int64)
+
+
+def _units_extremes(units):
+    """``[max, min]`` of a block's weights (``[-inf, inf]`` for an empty block)."""
+    if units.shape[0] == 0:
+        return np.array([-np.inf, np.inf])
+    return np.array([units.max(), units.min()], dtype=np.float64) * WEIGHT_GRID
+
+
+def _to_units(weights, lower, upper):
+    """Round float weights to the grid, clip them to ``[lower, upper]``, as units."""
+    np.rint(weights / WEIGHT_GRID, out=weights)
+    weights *= WEIGHT_GRID
+    np.clip(weights, lower, upper, out=weights)
+    return np.rint(weights / WEIGHT_GRID).astype(np.int64)
+
+
+def _rescaled_units(units, low, high, lower, upper):
+    weights = np.clip(units * WEIGHT_GRID, low, high)
+    weights /= high
+    return _to_units(weights, lower, upper)
+
+
+def _reweighted_units(codes, labels, units, tree, factor, lower, upper):
+    weights = units * WEIGHT_GRID
+    weights[tree.predict(codes) == labels] *= factor
+    return _to_units(weights, lower, upper)
+
+
+class WeightedRows:
+    """Every record's weight, kept with the blocks of a source of rows, and the exact
+    weighted class statistics the weak learners release.
+
+    ``source``: an :class:`~dptrees._sources._array.ArraySource` or a blockwise source,
+    with classes encoded and features binned. Weights start at ``initial_weight`` and
+    change only by per-record functions of the record and of public values
+    (:meth:`rescale`, :meth:`reweight`), as the weak learners' sensitivity requires.
+    """
+
+    def __init__(self, source, n_classes, n_bins, initial_weight=1.0):
+        if n_classes > 256:
+            raise ValueError(f"at most 256 classes are supported, got {n_classes}")
+        self.source = source
+        self.n_classes = n_classes
+        self.n_bins = n_bins
+        self._spec = TreeTargets(mse=False, fixed_scale=1.0, n_target_bins=0,
+                                 width=1 + n_classes)
+        self.units = source._keep(_constant_units, [source.code_blocks],
+                                  weight=initial_weight)
+
+    def extremes(self):
+        """``(largest, smallest)`` weight (exact; for the noisy weight range only)."""
+        parts = np.stack(self.source._reduce(_units_extremes, [self.units]))
+        return float(parts[:, 0].max()), float(parts[:, 1].min())
+
+    def rescale(self, low, high, lower, upper):
+        """Clip every weight into ``[low, high]``, divide by ``high``, round to the grid and
+        clip into ``[lower, upper]`` (public numbers)."""
+        self.units = self.source._keep(_rescaled_units, [self.units], low=low, high=high,
+                                       lower=lower, upper=upper)
+
+    def reweight(self, tree, factor, lower, upper):
+        """Multiply the weights of the records ``tree`` classifies correctly by ``factor``,
+        round to the grid and clip into ``[lower, upper]``."""
+        src = self.source
+        self.units = src._keep(_reweighted_units, [src.code_blocks, src.label_blocks,
+                                                   self.units],
+                               tree=tree, factor=factor, lower=lower, upper=upper)
+
+    def class_statistics(self, feature, bin_threshold, level):
+        """Weighted class histograms of the nodes of ``level`` (all of them) of a complete
+        tree split above it, shape ``(2**level, n_features, n_bins, n_classes)``, and the
+        nodes' weighted class totals, shape ``(2**level, n_classes)``: float64, exact."""
+        nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        routing = heap_routing(feature, bin_threshold, level, nodes)
+        none = heap_routing(feature, bin_threshold, level, [])
+        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
+        hist, _ = rows.statistics(routing, none)
+        return hist[..., 1:] * WEIGHT_GRID
+
+    def leaf_totals(self, feature, bin_threshold, depth):
+        """Weighted class totals of the leaves of a complete tree of ``depth``, shape
+        ``(2**depth, n_classes)``: float64, exact."""
+        leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
+        routing = heap_routing(feature, bin_threshold, depth, leaves)
+        none = heap_routing(feature, bin_threshold, depth, [])
+        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
+        _, totals = rows.statistics(none, routing)
+        return totals[:, 1:] * WEIGHT_GRID
+
+
 def _best_split_utilities(hist):
     """Utilities ``-(E_left + E_right)`` of every (node, feature, threshold).
 
@@ -139,20 +251,17 @@ def _best_split_utilities(hist):
     return -(err_left + err_right)
 
 
-def fit_weighted_tree(codes, labels, weights, *, n_classes, n_bins, max_depth, weight_bound,
-                      epsilon_split, epsilon_leaf, random_state):
+def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_leaf,
+                      random_state):
     """Grow one DP weak learner; ``max_depth * epsilon_split + epsilon_leaf``-DP.
 
     Parameters
     ----------
-    codes : ndarray of uint8, shape (n, n_features)
-        Bin codes over public bounds.
-    labels : ndarray of int, shape (n,)
-        Class indices in ``[0, n_classes)``.
-    weights : ndarray of float64, shape (n,)
-        Record weights, multiples of :data:`WEIGHT_GRID` in ``[0, weight_bound]``; one
-        record's weight must not depend on the other records (see the module docstring).
-    n_classes, n_bins, max_depth : int
+    rows : WeightedRows
+        The records, their class indices and their weights: multiples of
+        :data:`WEIGHT_GRID` in ``[0, weight_bound]``; one record's weight must not depend
+        on the other records (see the module docstring).
+    max_depth : int
         Public.
     weight_bound : float
         Public bound ``W`` on one record's weight: the sensitivity of every split utility
@@ -167,35 +276,19 @@ def fit_weighted_tree(codes, labels, weights, *, n_classes, n_bins, max_depth, w
     -------
     WeightedTree
     """
-    n, n_features = codes.shape
+    n_bins = rows.n_bins
     n_internal = 2**max_depth - 1
-    feature = np.zeros(n_internal, dtype=np.int64)
-    bin_threshold = np.zeros(n_internal, dtype=np.int64)
-    node = np.zeros(n, dtype=np.int64)  # index of the record's node within its level
-    rows = np.arange(n)
-    class_offset = labels.astype(np.int64)
-    feature_offset = np.arange(n_features, dtype=np.int64) * n_bins
-    cell_weights = np.repeat(weights, n_features)
+    feature, bin_threshold = _heap_arrays(np.zeros(n_internal), np.zeros(n_internal))
     for level in range(max_depth):
-        n_nodes = 2**level
-        # flat index of (node, feature, bin, class) for every (record, feature) pair
-        flat = ((node[:, None] * (n_features * n_bins) + feature_offset[None, :] + codes)
-                * n_classes + class_offset[:, None])
-        hist = np.bincount(flat.ravel(), weights=cell_weights,
-                           minlength=n_nodes * n_features * n_bins * n_classes)
-        hist = hist.reshape(n_nodes, n_features, n_bins, n_classes)
-        utilities = _best_split_utilities(hist).reshape(n_nodes, -1)
-        first = n_nodes - 1  # heap index of the level's first node
-        for j in range(n_nodes):  # disjoint nodes: parallel composition
+        hist = rows.class_statistics(feature, bin_threshold, level)
+        utilities = _best_split_utilities(hist).reshape(hist.shape[0], -1)
+        first = 2**level - 1  # heap index of the level's first node
+        for j in range(hist.shape[0]):  # disjoint nodes: parallel composition
             choice = permute_and_flip(utilities[j], sensitivity=weight_bound,
                                       epsilon=epsilon_split, monotonic=True,
                                       random_state=random_state)
             feature[first + j], bin_threshold[first + j] = divmod(int(choice), n_bins - 1)
-        heap = first + node
-        go_right = codes[rows, feature[heap]] > bin_threshold[heap]
-        node = 2 * node + go_right
-    totals = np.bincount(node * n_classes + class_offset, weights=weights,
-                         minlength=(2**max_depth) * n_classes).reshape(2**max_depth, n_classes)
+    totals = rows.leaf_totals(feature, bin_threshold, max_depth)
     noisy = laplace_mechanism(totals, sensitivity=weight_bound, epsilon=epsilon_leaf,
                               random_state=random_state)
-    return WeightedTree(feature, bin_threshold, noisy)
+    return WeightedTree(feature[:n_internal], bin_threshold[:n_internal], noisy)

@@ -56,7 +56,7 @@ import numbers
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dptrees._core import _tree
+from dptrees._sources import _rows
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees.boosting._gradient import _BaseDPGradientBoosting
@@ -120,20 +120,24 @@ class _RoundMessage:
 
 
 class _BoostingClient(FederatedClient):
-    """One client: its own rows only, and its copy of the public model's raw scores.
+    """One client: its own rows only (one block of rows for the engine's kernels), and
+    its copy of the public model's raw scores.
 
     ``update`` returns the unclipped vector; :meth:`FederatedClient.contribute` clips and
-    rounds it before it leaves the client.
+    rounds it before it leaves the client. The per-leaf sums are the engine's exact
+    fixed-point sums of the client's clipped gradients and Hessians
+    (:func:`~dptrees._sources._rows.block_gradient_stats`,
+    :func:`~dptrees._sources._rows.block_sums`), as for a block of a data set.
     """
 
-    def __init__(self, codes, targets, loss, init_kind, n_classes, gradient_clip,
-                 hessian_weight, model):
+    def __init__(self, codes, targets, loss, fixed, init_kind, n_classes, hessian_weight,
+                 model):
         self.codes = np.ascontiguousarray(codes)  # (n_c, p) uint8
         self.targets = targets
         self.loss = loss
+        self.fixed = fixed
         self.init_kind = init_kind
         self.n_classes = n_classes
-        self.gradient_clip = gradient_clip
         self.hessian_weight = hessian_weight
         self.model = model
         self._raw = None  # (n_outputs, n_c): raw scores of the trees synced so far
@@ -141,16 +145,12 @@ class _BoostingClient(FederatedClient):
 
     def _sync(self):
         """Apply the released trees this client has not applied yet (public model)."""
-        from dptrees._core import _histogram
-
         model = self.model
         if self._raw is None:
             self._raw = np.repeat(model.init_score[:, None], self.codes.shape[0], axis=1)
         for round_trees in model.trees[self._synced:]:
             for k, tree in enumerate(round_trees):
-                _histogram.add_leaf_values(self.codes, tree.feature, tree.bin_threshold,
-                                           tree.left, tree.right, tree.value, model.step,
-                                           self._raw[k])
+                _rows.block_add_values(self.codes, tree, model.step, self._raw[k])
         self._synced = len(model.trees)
 
     def update(self, message, round_index):
@@ -160,28 +160,21 @@ class _BoostingClient(FederatedClient):
         if message.kind == "init":
             if self.init_kind == "regression":
                 return np.array([math.fsum(self.targets), float(n)])
-            return np.bincount(self.targets.astype(np.intp),
-                               minlength=self.n_classes).astype(np.float64)
+            return _rows.block_class_counts(self.targets, self.n_classes).astype(np.float64)
         n_trees = len(message.structures)
         n_leaves = (message.left.shape[0] + 1) // 2
-        n_internal = n_leaves - 1
+        depth = n_leaves.bit_length() - 1
+        leaves = np.arange(n_leaves - 1, 2 * n_leaves - 1)
         out = np.zeros(2 * n_trees * n_leaves)
         self._sync()
-        state = self.loss.round_state(self._raw.T)
-        leaf = np.empty(n, dtype=np.int64)
-        g_clip, h_bound = self.gradient_clip, self.loss.hessian_bound
         for k, (feature, bin_threshold) in enumerate(message.structures):
-            _tree.apply(self.codes, feature, bin_threshold, message.left, message.right, leaf)
-            leaf -= n_internal
-            g, h = self.loss.gradients(self.targets, state, k)
-            g = clip(np.asarray(g, dtype=np.float64), -g_clip, g_clip)
-            h = None if h is None else clip(np.asarray(h, dtype=np.float64), 0.0, h_bound)
-            out[k * n_leaves:(k + 1) * n_leaves] = np.bincount(leaf, weights=g,
-                                                               minlength=n_leaves)
-            hs = (np.bincount(leaf, minlength=n_leaves) if h is None
-                  else np.bincount(leaf, weights=h, minlength=n_leaves))
+            stats = _rows.block_gradient_stats(
+                self.targets, self._raw, _rows.GradientSpec(self.loss, self.fixed, k))
+            sums = _rows.block_sums(self.codes, stats,
+                                    _rows.heap_routing(feature, bin_threshold, depth, leaves))
+            out[k * n_leaves:(k + 1) * n_leaves] = sums[:, 0] / self.fixed.g_scale
             j = (n_trees + k) * n_leaves
-            out[j:j + n_leaves] = self.hessian_weight * hs
+            out[j:j + n_leaves] = self.hessian_weight * (sums[:, 1] / self.fixed.h_scale)
         return out
 
 
@@ -303,14 +296,15 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             )
 
         hessian_weight = _HESSIAN_FACTOR * float(self.gradient_clip) / loss.hessian_bound
+        fixed = self._fixed_point(loss)
         model = _PublicModel(n_outputs, float(self.learning_rate))
         order = np.argsort(ids, kind="stable")
         cuts = np.searchsorted(ids[order], np.arange(n_clients + 1))
         fed = []
         for c in range(n_clients):
             rows = order[cuts[c]:cuts[c + 1]]
-            fed.append(_BoostingClient(codes[rows], targets[rows], loss, init_kind, n_classes,
-                                       float(self.gradient_clip), hessian_weight, model))
+            fed.append(_BoostingClient(codes[rows], targets[rows], loss, fixed, init_kind,
+                                       n_classes, hessian_weight, model))
 
         history = []
 
