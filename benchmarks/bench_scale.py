@@ -14,13 +14,14 @@ Writes ``--rows`` x ``--features`` float32 features and uint8 labels to memmap f
    and depth, no early stopping) for scale.
 3. **Dask**: the first ``--dask-rows`` rows as a Dask array read from the file by the
    workers, on a ``LocalCluster`` of 1 and of 2 single-threaded worker processes: wall
-   times, their ratio, and whether the two models (and the in-memory one) are identical.
+   times of private-split boosting and of the DP tree, their ratios, and whether the
+   models on 1 and 2 workers are identical.
 
 Usage::
 
     python benchmarks/bench_scale.py                     # 100M x 20 (8 GB on disk)
     python benchmarks/bench_scale.py --rows 20000000 --dir /scratch
-    python benchmarks/bench_scale.py --tree-only         # the DP tree alone
+    python benchmarks/bench_scale.py --tree-only         # the DP tree alone (Dask too)
     python benchmarks/bench_scale.py --quick             # 200,000 rows, 5 rounds (tests)
 """
 
@@ -146,8 +147,9 @@ def _load_rows(path, a, b, dtype):
     return np.asarray(np.load(path, mmap_mode="r")[a:b], dtype=dtype)
 
 
-def dask_speedup(directory, n, p, rounds, chunk_rows):
-    """Times of the same fit on 1 and 2 single-threaded worker processes."""
+def dask_speedup(directory, n, p, rounds, chunk_rows, names=("private", "tree")):
+    """Times of the same fits (private-split boosting, the DP tree) on 1 and 2
+    single-threaded worker processes: ``{name: {1: .., 2: .., "speedup": ..}}``."""
     import dask
     import dask.array as da
     from distributed import Client, LocalCluster
@@ -161,13 +163,16 @@ def dask_speedup(directory, n, p, rounds, chunk_rows):
         y_parts.append(da.from_delayed(dask.delayed(_load_rows)(
             os.path.join(directory, "y.npy"), a, b, np.uint8), (b - a,), np.uint8))
     X, y = da.concatenate(x_parts), da.concatenate(y_parts)
-    results = {"rows": n}
+    fits = {"private": lambda: boosting("private", rounds, 1, n), "tree": dp_tree}
+    results = {name: {} for name in names}
     for workers in (1, 2):
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster):
-            model, seconds = timed(lambda: boosting("private", rounds, 1, n).fit(X, y))
-        results[workers] = {"seconds": seconds, "model": model}
-    results["speedup"] = results[1]["seconds"] / results[2]["seconds"]
+            for name in names:
+                model, seconds = timed(lambda: fits[name]().fit(X, y))
+                results[name][workers] = {"seconds": seconds, "model": model}
+    for name in names:
+        results[name]["speedup"] = results[name][1]["seconds"] / results[name][2]["seconds"]
     return results
 
 
@@ -237,17 +242,25 @@ def main(argv=None):
         figures["out_of_core_tree_seconds"] = tree["seconds"]
         figures["out_of_core_tree_peak_rss_anon_gib"] = tree["peak_rss_anon_gib"]
         figures["in_memory_tree_seconds_scaled"] = scaled
-        if not (args.skip_dask or args.tree_only):
+        if not args.skip_dask:
             dask_rows = min(args.dask_rows, args.rows)
+            names = ("tree",) if args.tree_only else ("private", "tree")
             dsk = dask_speedup(directory, dask_rows, args.features, args.rounds,
-                               max(dask_rows // 16, 1))
-            same = same_model(dsk[1]["model"], dsk[2]["model"], check_X)
-            print(f"\nDask, {dask_rows:,} rows, private splits: 1 worker {dsk[1]['seconds']:.1f} s,"
-                  f" 2 workers {dsk[2]['seconds']:.1f} s, speed-up {dsk['speedup']:.2f}x "
-                  f"(target >= 1.6x); same model on 1 and 2 workers: {same}")
-            figures.update(dask_rows=dask_rows, dask_1_worker_seconds=dsk[1]["seconds"],
-                           dask_2_workers_seconds=dsk[2]["seconds"],
-                           dask_speedup=dsk["speedup"], dask_same_model=same)
+                               max(dask_rows // 16, 1), names)
+            print(f"\nDask, {dask_rows:,} rows, 1 and 2 single-threaded worker processes "
+                  "(target >= 1.6x):")
+            figures["dask_rows"] = dask_rows
+            for name in names:
+                d = dsk[name]
+                same = same_model(d[1]["model"], d[2]["model"], check_X)
+                label = "DP tree, depth 10" if name == "tree" else "boosting, private"
+                print(f"  {label:<20} 1 worker {d[1]['seconds']:.1f} s, 2 workers "
+                      f"{d[2]['seconds']:.1f} s, speed-up {d['speedup']:.2f}x; "
+                      f"same model on 1 and 2 workers: {same}")
+                key = "dask" if name == "private" else "dask_tree"
+                figures.update({f"{key}_1_worker_seconds": d[1]["seconds"],
+                                f"{key}_2_workers_seconds": d[2]["seconds"],
+                                f"{key}_speedup": d["speedup"], f"{key}_same_model": same})
         figures["out_of_core_equals_in_memory"] = None
         if args.rows == mem["rows"]:  # only when the in-memory fit saw every row
             figures["out_of_core_equals_in_memory"] = all(

@@ -28,8 +28,8 @@ def test_quick_run_reports_every_figure(bench_scale, tmp_path, capsys):
         assert figures[f"out_of_core_{split}_seconds"] > 0
         assert 0 < figures[f"out_of_core_{split}_peak_rss_anon_gib"] < 4
         assert math.isfinite(figures[f"in_memory_{split}_seconds_scaled"])
-    assert figures["dask_same_model"] is True
-    assert figures["dask_speedup"] > 0
+    assert figures["dask_same_model"] is True and figures["dask_tree_same_model"] is True
+    assert figures["dask_speedup"] > 0 and figures["dask_tree_speedup"] > 0
     assert "boosting, private" in out and "DP tree" in out and "speed-up" in out
     assert list(tmp_path.iterdir()) == []  # the data files are removed
 
