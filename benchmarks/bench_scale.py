@@ -10,8 +10,9 @@ Writes ``--rows`` x ``--features`` float32 features and uint8 labels to memmap f
    50 ms; the file's pages are the operating system's cache, not anonymous memory).
 2. **Beside it**: the same fit in memory on a tenth of the rows (float64), its time
    scaled by 10 (``--in-memory-rows`` changes the fraction; with all rows the two
-   models are compared, and must be identical), and scikit-learn's ``HistGradientBoostingClassifier`` on those rows (same rounds
-   and depth, no early stopping) for scale.
+   models are compared, and must be identical), and scikit-learn's
+   ``HistGradientBoostingClassifier`` on those rows (same rounds and depth, no early
+   stopping) for scale.
 3. **Dask**: the first ``--dask-rows`` rows as a Dask array read from the file by the
    workers, on a ``LocalCluster`` of 1 and of 2 single-threaded worker processes: wall
    times of private-split boosting and of the DP tree, their ratios, and whether the
@@ -225,7 +226,8 @@ def main(argv=None):
         for split in splits:
             scaled = mem[split]["seconds"] * args.rows / mem["rows"]
             o = ooc[split]
-            print(f"{'boosting, ' + split:<24}{o['seconds']:>12.1f} s{o['peak_rss_anon_gib']:>10.2f} GiB"
+            print(f"{'boosting, ' + split:<24}{o['seconds']:>12.1f} s"
+                  f"{o['peak_rss_anon_gib']:>10.2f} GiB"
                   f"{scaled:>14.1f} s{o['seconds'] / scaled:>8.2f}")
             figures[f"out_of_core_{split}_seconds"] = o["seconds"]
             figures[f"out_of_core_{split}_peak_rss_anon_gib"] = o["peak_rss_anon_gib"]

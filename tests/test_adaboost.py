@@ -163,7 +163,8 @@ def test_weights_stay_in_public_bounds_and_ledger_adds_up():
     assert np.all(1.0 / 20.0 - 1e-12 <= lower) and np.all(lower <= upper) and np.all(upper <= 1.0)
     assert est.weight_bounds_[0].tolist() == [1.0, 1.0]
     noisy = est.noisy_rounds_
-    assert np.all(np.isnan(est.weight_ranges_[~noisy])) and not np.isnan(est.weight_ranges_[noisy]).any()
+    assert np.all(np.isnan(est.weight_ranges_[~noisy]))
+    assert not np.isnan(est.weight_ranges_[noisy]).any()
     total = sum(e for _, e in est.privacy_ledger_)
     assert total <= est.epsilon_spent_ and total == pytest.approx(2.0, rel=1e-9)
     assert acc.spent == (2.0, 0.0) and len(acc) == 1

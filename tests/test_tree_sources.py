@@ -3,11 +3,12 @@
 * The builder draws each node's noise from its depth's own stream and its exact
   statistics only, so a tree grown level by level from statistics summed over blocks
   (``grow_from_statistics`` driving ``TreeBuilder.decide_level``) equals the tree built
-  depth first from rows in memory (``TreeBuilder.build``): every node's feature, threshold, children, noisy count and
-  released value. Tested for every tree and forest family (greedy and random
-  splitters, mean / median / count / label leaves, partition forests), at small and
-  large epsilon, from a memmap in blocks (1 and 2 threads), from ``Blocks`` of any size
-  and from Dask arrays and dataframes on two worker processes.
+  depth first from rows in memory (``TreeBuilder.build``): every node's feature,
+  threshold, children, noisy count and released value. Tested for every tree and
+  forest family (greedy and random splitters, mean / median / count / label leaves,
+  partition forests), at small and large epsilon, from a memmap in blocks (1 and 2
+  threads), from ``Blocks`` of any size and from Dask arrays and dataframes on two worker
+  processes.
 * What only changes speed does not change the tree: the number of passes per level of
   the blockwise growth (``MAX_HISTOGRAM_BYTES``).
 * The routing kernel's label histograms equal a direct count; ``decide_level`` and

@@ -598,7 +598,8 @@ cdef class TreeBuilder:
     cdef inline Py_ssize_t _max_level_attempts(self) noexcept nogil:
         """Split attempts allowed per depth, so that a tree has at most ``max_nodes``
         nodes: ``1 + 2 * max_depth * attempts <= max_nodes``."""
-        cdef Py_ssize_t a = (self.max_nodes - 1) // (2 * (self.max_depth if self.max_depth > 0 else 1))
+        cdef Py_ssize_t depths = self.max_depth if self.max_depth > 0 else 1
+        cdef Py_ssize_t a = (self.max_nodes - 1) // (2 * depths)
         return a if a > 0 else 0
 
     # -- building from statistics summed elsewhere -------------------------------------
@@ -653,9 +654,10 @@ cdef class TreeBuilder:
 
         ``generator``: the level's stream (:meth:`level_streams`); ``noisy_count``: the
         level's released counts, left to right; ``totals`` (n, width): every node's
-        totals (used for the nodes that do not split); ``hist`` (n_splittable, p, n_bins, width): the histograms of the nodes
-        :meth:`plan_level` marks, in order; ``cand_feature / cand_bin``: their candidates
-        (:meth:`draw_candidates`, random splitter). Draws exactly the noise
+        totals (used for the nodes that do not split); ``hist`` (n_splittable, p, n_bins,
+        width): the histograms of the nodes :meth:`plan_level` marks, in order;
+        ``cand_feature / cand_bin``: their candidates (:meth:`draw_candidates`, random
+        splitter). Draws exactly the noise
         :meth:`build` draws for the level. Returns ``(feature, bin_threshold,
         left_count, right_count, value)``: feature -1 and a released ``value`` for a
         leaf, NaN values and the children's noisy counts for a split.

@@ -21,7 +21,7 @@ from dptrees.validation import (
 
 __all__ = ["ArraySource", "ArrayBoostingRows"]
 
-# Below this many rows of a node a histogram is not worth splitting across threads.
+# Below this many rows a histogram of a node, or a block of rows, is not worth a thread.
 _THREAD_MIN_ROWS = 50_000
 
 
@@ -128,7 +128,7 @@ class ArrayBoostingRows:
         self.stats = np.empty((2, n), dtype=np.int64)
         if loss.constant_hessian:
             self.stats[1].fill(1)
-        self.raw = np.repeat(np.asarray(init, dtype=np.float64)[:, None], n, axis=1)
+        self.raw = _rows.start_scores(source.codes, init)
         self.all_rows = np.arange(n, dtype=np.intp)  # the rows every tree starts from
 
     def start_batch(self):

@@ -111,10 +111,6 @@ class BlockwiseSource:
         return BlockwiseTreeRows(self, spec, n_bins, parts, part)
 
 
-def _start_scores(codes, init):
-    return np.repeat(np.asarray(init, dtype=np.float64)[:, None], codes.shape[0], axis=1)
-
-
 def _histogram_of_block(codes, labels, raw, packed, spec, routing, n_bins):
     stats = _rows.block_gradient_stats(labels, raw, spec,
                                        _rows.unpack_mask(packed, codes.shape[0]))
@@ -163,7 +159,7 @@ class BlockwiseBoostingRows:
         self.loss = loss
         self.fixed = fixed
         self.n_bins = n_bins
-        self.raw = source._keep(_start_scores, [source.code_blocks], init=init)
+        self.raw = source._keep(_rows.start_scores, [source.code_blocks], init=init)
         self.pending = None
 
     def start_batch(self):
@@ -184,7 +180,8 @@ class BlockwiseBoostingRows:
     def histograms(self, level, nodes):
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
         src = self.source
-        return src._sum(_histogram_of_block, [src.code_blocks, src.label_blocks, self.raw, self.packed],
+        return src._sum(_histogram_of_block,
+                        [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing, n_bins=self.n_bins)
 
     def leaf_sums(self):
@@ -192,12 +189,14 @@ class BlockwiseBoostingRows:
         leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
         routing = _rows.heap_routing(self.feature, self.bin_threshold, depth, leaves)
         src = self.source
-        return src._sum(_sums_of_block, [src.code_blocks, src.label_blocks, self.raw, self.packed],
+        return src._sum(_sums_of_block,
+                        [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing)
 
     def add_tree(self, k, tree, values, step):
-        self.pending = self.source._keep(_add_tree, [self.source.code_blocks, self.pending], k=k,
-                                         tree=tree, step=step, inplace=self.source.inplace)
+        self.pending = self.source._keep(_add_tree, [self.source.code_blocks, self.pending],
+                                         k=k, tree=tree, step=step,
+                                         inplace=self.source.inplace)
 
     def end_batch(self):
         self.raw = self.source._keep(_add, [self.raw, self.pending],

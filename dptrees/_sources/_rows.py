@@ -41,6 +41,7 @@ __all__ = [
     "heap_routing",
     "label_dtype",
     "poisson_sample",
+    "start_scores",
     "unpack_mask",
 ]
 
@@ -222,6 +223,12 @@ def block_sums(codes, stats, routing):
     out = np.zeros((routing.n_slots, 1, 256, stats.shape[0]), dtype=np.int64)
     _histogram.routed_histogram(codes, stats, *routing, out)
     return out.sum(axis=(1, 2))
+
+
+def start_scores(codes, init):
+    """Every row's starting raw scores: ``init`` (one per output), shape ``(n_outputs,
+    m)``, one contiguous row per output (the kernels add a tree's values to a row)."""
+    return np.repeat(np.asarray(init, dtype=np.float64)[:, None], codes.shape[0], axis=1)
 
 
 def block_add_values(codes, tree, step, out):

@@ -95,8 +95,8 @@ def noisy_weight_range(extremes, *, lower, upper, epsilon_max, epsilon_min, mean
     adding a record of weight ``w`` in ``[lower, upper]`` changes the max from ``M`` to
     ``max(M, w)`` and the min from ``m`` to ``min(m, w)``, both in ``[lower, upper]``:
     each moves by at most ``upper - lower``. Each is released with the exact Laplace
-    mechanism at sensitivity ``upper - lower`` (for DP AdaBoost ``upper - lower < 1``). If ``upper == lower`` every weight is known to equal it and nothing is
-    released.
+    mechanism at sensitivity ``upper - lower`` (for DP AdaBoost ``upper - lower < 1``).
+    If ``upper == lower`` every weight is known to equal it and nothing is released.
 
     Guard (post-processing, public inputs only): ``mean_reference`` is clipped into
     ``[lower, upper]``; the noisy max is raised to at least it and the noisy min lowered

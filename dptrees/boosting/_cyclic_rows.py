@@ -53,7 +53,8 @@ def _admitted_stats(targets, raw, record_filter, cost, k, in_release, n_values):
 # source's own arrays (``inplace``) and replaced where they are Dask futures.
 
 
-def _start_scores(codes, init):
+def _start_scores_by_row(codes, init):
+    """``(m, n_outputs)`` starting scores (the layout the losses' ``round_state`` reads)."""
     return np.tile(np.asarray(init, dtype=np.float64), (codes.shape[0], 1))
 
 
@@ -120,7 +121,7 @@ class CyclicRows:
         self.source = source
         self.n_bins = n_bins
         self.targets = source._keep(_rows.loss_targets, [source.label_blocks], loss=loss)
-        self.raw = source._keep(_start_scores, [source.code_blocks], init=init)
+        self.raw = source._keep(_start_scores_by_row, [source.code_blocks], init=init)
         self.filters = None
 
     def capped_active_features(self, cap):

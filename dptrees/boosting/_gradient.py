@@ -31,11 +31,12 @@ a function of the public parameters only), optionally clipped to ``leaf_clip``, 
 with too little budget fall back to its (noisy) initial score instead of following noise.
 
 With ``subsample=q`` (``split="random"`` only) each tree reads a Poisson sample of the
-records, each record independently with probability ``q`` (:func:`dptrees._sources._rows.poisson_sample`, from a
-generator that reads no data); rows outside the sample get the tree's values by routing,
-which reads no statistics. A tree's ``G`` and ``H`` releases are drawn on one sample, so
-together they are one Gaussian mechanism of multiplier ``1 / sqrt(2 budget)`` (their
-integer-order Renyi moments multiply), accounted as a Poisson-subsampled discrete Gaussian
+records, each record independently with probability ``q``
+(:func:`dptrees._sources._rows.poisson_sample`, from a generator that reads no data);
+rows outside the sample get the tree's values by routing, which reads no statistics.
+A tree's ``G`` and ``H`` releases are drawn on one sample, so together they are one
+Gaussian mechanism of multiplier ``1 / sqrt(2 budget)`` (their integer-order Renyi
+moments multiply), accounted as a Poisson-subsampled discrete Gaussian
 (:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`); the
 multiplier is the smallest that fits ``(epsilon, delta)`` with the initial score
 (:func:`subsampled_gaussian_budget`).

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._core import _histogram
+from dptrees._sources._rows import start_scores
 from dptrees._tree_structure import Tree
 from dptrees.validation import check_features
 
@@ -76,8 +77,7 @@ class BoostedTreesMixin:
         check_is_fitted(self, "estimators_")
         X = check_features(X, n_features=self.n_features_in_, estimator=self)
         codes = self.binner_.transform(X)
-        scores = np.repeat(np.asarray(self.init_score_, dtype=np.float64)[:, None],
-                           X.shape[0], axis=1)
+        scores = start_scores(codes, self.init_score_)
         return codes, scores
 
     def _add_rounds(self, codes, scores):

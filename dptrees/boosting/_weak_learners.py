@@ -5,7 +5,9 @@ binned features (public equal-width bins, :class:`dptrees._binning.Binner`) and 
 records, held by :class:`WeightedRows` with the blocks of any source of rows (in memory,
 memmap blocks, Dask partitions): the per-level weighted class histograms and the leaf
 totals are exact integer sums from the engine's routing kernel, so the tree is the same
-bit for bit whatever the source. Every record ``i`` has a weight ``w_i`` in ``[0, weight_bound]``, where
+bit for bit whatever the source.
+
+Every record ``i`` has a weight ``w_i`` in ``[0, weight_bound]``, where
 ``weight_bound`` is a **public** number, and -- the caller's obligation -- adding or
 removing a record never changes the weight of any other record (in DP AdaBoost the weights
 are per-record functions of the record and of released values only). Under that
@@ -45,6 +47,7 @@ import numpy as np
 from dptrees._core import _tree
 from dptrees._sources._blockwise import BlockwiseTreeRows
 from dptrees._sources._rows import TreeTargets, heap_routing
+from dptrees.boosting._trees import heap_children
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
 
 __all__ = ["WEIGHT_GRID", "WeightedRows", "WeightedTree", "fit_weighted_tree", "learner_budget"]
@@ -100,10 +103,9 @@ class WeightedTree:
     def apply(self, codes):
         """Leaf index of every row of ``codes`` (uint8, shape (n, n_features))."""
         feature, bin_threshold = _heap_arrays(self.feature, self.bin_threshold)
-        routing = heap_routing(feature, bin_threshold, self.max_depth, [])
+        left, right = heap_children(self.max_depth)
         leaf = np.empty(codes.shape[0], dtype=np.int64)
-        _tree.apply(np.ascontiguousarray(codes), routing.feature, routing.bin_threshold,
-                    routing.left, routing.right, leaf)
+        _tree.apply(np.ascontiguousarray(codes), feature, bin_threshold, left, right, leaf)
         return leaf - self.feature.shape[0]
 
     def fall_back_to(self, label, margin):
@@ -217,24 +219,25 @@ class WeightedRows:
 
     def class_statistics(self, feature, bin_threshold, level):
         """Weighted class histograms of the nodes of ``level`` (all of them) of a complete
-        tree split above it, shape ``(2**level, n_features, n_bins, n_classes)``, and the
-        nodes' weighted class totals, shape ``(2**level, n_classes)``: float64, exact."""
-        nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
-        routing = heap_routing(feature, bin_threshold, level, nodes)
-        none = heap_routing(feature, bin_threshold, level, [])
-        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
-        hist, _ = rows.statistics(routing, none)
+        tree split above it, shape ``(2**level, n_features, n_bins, n_classes)``: float64,
+        exact."""
+        hist, _ = self._statistics(feature, bin_threshold, level, histograms=True)
         return hist[..., 1:] * WEIGHT_GRID
 
     def leaf_totals(self, feature, bin_threshold, depth):
         """Weighted class totals of the leaves of a complete tree of ``depth``, shape
         ``(2**depth, n_classes)``: float64, exact."""
-        leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
-        routing = heap_routing(feature, bin_threshold, depth, leaves)
-        none = heap_routing(feature, bin_threshold, depth, [])
-        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
-        _, totals = rows.statistics(none, routing)
+        _, totals = self._statistics(feature, bin_threshold, depth, histograms=False)
         return totals[:, 1:] * WEIGHT_GRID
+
+    def _statistics(self, feature, bin_threshold, level, histograms):
+        """Exact weighted ``(histograms, totals)`` of all nodes of ``level``: one of the
+        two, the other empty."""
+        nodes = heap_routing(feature, bin_threshold, level,
+                             np.arange(2**level - 1, 2 ** (level + 1) - 1))
+        none = heap_routing(feature, bin_threshold, level, [])
+        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
+        return rows.statistics(nodes, none) if histograms else rows.statistics(none, nodes)
 
 
 def _best_split_utilities(hist):

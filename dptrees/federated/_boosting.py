@@ -147,7 +147,7 @@ class _BoostingClient(FederatedClient):
         """Apply the released trees this client has not applied yet (public model)."""
         model = self.model
         if self._raw is None:
-            self._raw = np.repeat(model.init_score[:, None], self.codes.shape[0], axis=1)
+            self._raw = _rows.start_scores(self.codes, model.init_score)
         for round_trees in model.trees[self._synced:]:
             for k, tree in enumerate(round_trees):
                 _rows.block_add_values(self.codes, tree, model.step, self._raw[k])
