@@ -65,9 +65,10 @@ Y_BOUNDS = (-3.0, 33.0)
 EPSILON = 1.0
 QUICK = {"n_samples": 20_000, "n_features": 10, "repeat": 1, "n_estimators": 10}
 
-KINDS = ("dp_tree", "sklearn_tree", "dp_forest", "sklearn_forest")
+KINDS = ("dp_tree", "dp_tree_threads", "sklearn_tree", "dp_forest", "sklearn_forest")
 DESCRIPTIONS = {
     "dp_tree": "dptrees DPDecisionTreeRegressor",
+    "dp_tree_threads": "dptrees DPDecisionTreeRegressor n_jobs",
     "sklearn_tree": "sklearn DecisionTreeRegressor",
     "dp_forest": "dptrees DPPartitionForestRegressor",
     "sklearn_forest": "sklearn ExtraTreesRegressor",
@@ -111,6 +112,8 @@ def make_estimator(kind, *, max_depth=10, n_estimators=100, n_jobs=1, seed=0):
     )
     if kind == "dp_tree":
         return dptrees.DPDecisionTreeRegressor(EPSILON, **common_dp)
+    if kind == "dp_tree_threads":
+        return dptrees.DPDecisionTreeRegressor(EPSILON, n_jobs=n_jobs, **common_dp)
     if kind == "dp_forest":
         return dptrees.DPPartitionForestRegressor(n_estimators, EPSILON, n_jobs=n_jobs,
                                                   **common_dp)
@@ -495,7 +498,7 @@ def run(n_samples=1_000_000, n_features=20, repeat=3, *, max_depth=10, n_estimat
             "n_leaves": _n_leaves(est),
         }
 
-    for kind in ("dp_tree", "sklearn_tree", "dp_forest", "sklearn_forest"):
+    for kind in KINDS:
         ours = kind.startswith("dp_")
         Xf, yf, rows = X, y, n_samples
         if kind == "sklearn_forest" and forest_rows < n_samples:
@@ -533,6 +536,11 @@ def run(n_samples=1_000_000, n_features=20, repeat=3, *, max_depth=10, n_estimat
             "fit_speedup": ratio(tree_sk["fit_seconds"], tree_ours["fit_seconds"]),
             "fit_speedup_cold": ratio(tree_sk["fit_seconds"], tree_ours["fit_times"][0]),
             "predict_speedup": ratio(tree_sk["predict_seconds"], tree_ours["predict_seconds"]),
+            # the same tree on n_jobs threads (sklearn's tree has no threads)
+            "fit_speedup_threads": ratio(tree_sk["fit_seconds"],
+                                         estimators["dp_tree_threads"]["fit_seconds"]),
+            "threads_over_one": ratio(tree_ours["fit_seconds"],
+                                      estimators["dp_tree_threads"]["fit_seconds"]),
         },
         "forest": {
             "fit_speedup": ratio(forest_sk["fit_seconds"], forest_ours["fit_seconds"]),
@@ -618,6 +626,8 @@ def format_report(results):
         f"{'DP tree vs DecisionTreeRegressor':<36} {c['tree']['fit_speedup']:>8.1f}x "
         f"{c['tree']['predict_speedup']:>9.2f}x   (vs our cold fit: "
         f"{c['tree']['fit_speedup_cold']:.1f}x)",
+        f"{'DP tree, n_jobs threads, vs sklearn':<36} {c['tree']['fit_speedup_threads']:>8.1f}x"
+        f"   ({c['tree']['threads_over_one']:.2f}x our one-thread fit; the same tree)",
         f"{'DP forest vs ExtraTreesRegressor':<36} {c['forest']['fit_speedup']:>8.1f}x "
         f"{c['forest']['predict_speedup']:>9.2f}x"
         + ("   (sklearn fit time EXTRAPOLATED)" if c["forest"]["sklearn_extrapolated"] else ""),

@@ -109,8 +109,12 @@ class _BaseDPForest(_BaseDPTree):
             streams = rng.spawn(n_trees)
             accountant.spend(epsilon, label=type(self).__name__)
 
+            # threads left over by the trees go to each tree's statistics
+            per_tree = max(1, n_threads(self.n_jobs) // threads)
+
             def grow(k):
-                return self._grow(data.part(k) if partition else data, builder, streams[k])
+                return self._grow(data.part(k) if partition else data, builder, streams[k],
+                                  per_tree)
 
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 self.estimators_ = list(pool.map(grow, range(n_trees)))

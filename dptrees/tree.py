@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._binning import Binner
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
+from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._sources import (
     encode_regression_targets,
@@ -123,10 +124,11 @@ class _PreparedData:
     def n_samples(self):
         return self.codes.shape[0]
 
-    def grow_nodes(self, builder, noise_rng, candidate_rng):
-        """The node arrays of ``builder``'s tree on these rows."""
+    def grow_nodes(self, builder, noise_rng, candidate_rng, n_threads=1):
+        """The node arrays of ``builder``'s tree on these rows (the statistics of large
+        nodes on ``n_threads`` threads: the same tree)."""
         return builder.build(noise_rng, candidate_rng, self.codes, self.y_fixed, self.labels,
-                             self.codes_by_feature)
+                             self.codes_by_feature, n_threads=n_threads)
 
     def partition(self, n_parts, rng):
         """Assign every row to one of ``n_parts`` parts (:func:`assign_partitions`)."""
@@ -146,13 +148,13 @@ class _PreparedData:
         part.labels = np.ascontiguousarray(self.labels[rows])
         return part
 
-    def _bin_features(self, estimator, X):
+    def _bin_features(self, estimator, X, n_threads):
         if X.shape[0] > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
         bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
         self.leaks = [] if bounds.leak is None else [bounds.leak]
         self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
-        self.codes = self.binner.transform(X)
+        self.codes = self.binner.transform(X, n_threads)
         self.codes_by_feature = np.ascontiguousarray(self.codes.T)  # for split tests
         self.n_features = X.shape[1]
 
@@ -160,10 +162,10 @@ class _PreparedData:
 class _PreparedRegression(_PreparedData):
     fixed_scale = 2.0**_FIXED_BITS
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, n_threads=1):
         X = check_features(X)
         y = check_targets_regression(y, X.shape[0])
-        self._bin_features(estimator, X)
+        self._bin_features(estimator, X, n_threads)
         y_bounds = check_y_bounds(estimator.y_bounds, y)
         if y_bounds.leak is not None:
             self.leaks.append(y_bounds.leak)
@@ -179,14 +181,14 @@ class _PreparedRegression(_PreparedData):
 class _PreparedClassification(_PreparedData):
     fixed_scale = 1.0
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, n_threads=1):
         X = check_features(X)
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         encoding = check_classes(estimator.classes, y, n_samples=X.shape[0])
         if len(encoding.classes) > 256:
             raise ValueError(f"at most 256 classes are supported, got {len(encoding.classes)}")
-        self._bin_features(estimator, X)
+        self._bin_features(estimator, X, n_threads)
         if encoding.leak is not None:
             self.leaks.append(encoding.leak)
         self.classes = encoding.classes
@@ -212,7 +214,8 @@ class _SourceData:
         self.n_bins = estimator.n_bins
         self.n_features, self.n_samples = source.n_features, source.n_samples
 
-    def grow_nodes(self, builder, noise_rng, candidate_rng):
+    def grow_nodes(self, builder, noise_rng, candidate_rng, n_threads=1):
+        # the source runs its blocks on its own n_jobs threads
         rows = self.source.tree_rows(self.spec, self.n_bins, self.parts, self.part_index)
         return grow_from_statistics(builder, rows, noise_rng, candidate_rng)
 
@@ -355,10 +358,10 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
             split_den=split_den, **leaf_noise,
         )
 
-    def _grow(self, data, builder, rng):
+    def _grow(self, data, builder, rng, n_threads=1):
         """Build one tree on prepared data; returns a :class:`Tree` in output units."""
         noise_rng, candidate_rng = rng.spawn(2)
-        nodes = data.grow_nodes(builder, noise_rng, candidate_rng)
+        nodes = data.grow_nodes(builder, noise_rng, candidate_rng, n_threads)
         is_split = nodes["left"] != -1
         threshold = np.full(nodes["feature"].shape[0], np.nan)
         threshold[is_split] = data.binner.thresholds(
@@ -386,13 +389,15 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
         self
         """
         epsilon = self._check_params()
+        check_n_jobs(self.n_jobs)
+        threads = n_threads(self.n_jobs)
         budget = self._tree_budget(epsilon)
         accountant = self._resolve_accountant()
-        with self._training_data(X, y) as data:
+        with self._training_data(X, y, n_jobs=threads) as data:
             builder = self._builder(budget, data)
             rng = check_random_state(self.random_state)
             accountant.spend(epsilon, label=type(self).__name__)
-            self.tree_ = self._grow(data, builder, rng)
+            self.tree_ = self._grow(data, builder, rng, threads)
         self._post_process([self.tree_], budget)
         self._record_fit(data, epsilon, budget)
         return self
@@ -403,7 +408,7 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
         read block by block (memmaps, :class:`dptrees.Blocks`, Dask), closed at the end.
         Everything is validated here, before anything is spent."""
         if not is_blockwise(X, y):
-            yield self._prepare(X, y)
+            yield self._prepare(X, y, n_jobs)
             return
         source = open_source(X, y, n_jobs=n_jobs)
         try:
@@ -442,8 +447,8 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
 class _RegressionTreeMixin:
     """Regression specifics: targets rescaled to [0, 1] by public ``y_bounds``."""
 
-    def _prepare(self, X, y):
-        return _PreparedRegression(self, X, y)
+    def _prepare(self, X, y, n_threads=1):
+        return _PreparedRegression(self, X, y, n_threads)
 
     def _prepare_source(self, source):
         return _SourceRegression(self, source)
@@ -479,8 +484,8 @@ class _RegressionTreeMixin:
 class _ClassificationTreeMixin:
     """Classification specifics: Gini utility, noisy class-count leaves."""
 
-    def _prepare(self, X, y):
-        return _PreparedClassification(self, X, y)
+    def _prepare(self, X, y, n_threads=1):
+        return _PreparedClassification(self, X, y, n_threads)
 
     def _prepare_source(self, source):
         return _SourceClassification(self, source)
@@ -599,6 +604,10 @@ _TREE_PARAMS_DOC = """
         are read from the data with a ``PrivacyLeakWarning``: the model is then not DP.
     accountant : BudgetAccountant, optional
         Where the fit's ``epsilon`` is spent; default: the default accountant.
+    n_jobs : int, optional
+        Threads for binning and for the statistics of large nodes (OpenMP in the compiled
+        builder). ``None`` means 1, -1 all cores. The tree does not depend on it: every
+        statistic is an exact integer sum.
     random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
         ``None`` uses OS entropy (use it for releases); a seed makes the noise
         reproducible and recomputable by anyone who knows it."""
@@ -669,7 +678,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     def __init__(self, epsilon=1.0, *, max_depth=5, min_samples_split=20, min_samples_leaf=10,
                  n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
-                 accountant=None, random_state=None):
+                 accountant=None, n_jobs=None, random_state=None):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -682,6 +691,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
         self.bounds = bounds
         self.y_bounds = y_bounds
         self.accountant = accountant
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _check_params(self):
@@ -757,7 +767,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     def __init__(self, epsilon=1.0, *, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, random_state=None):
+                 classes=None, accountant=None, n_jobs=None, random_state=None):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -770,6 +780,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
         self.bounds = bounds
         self.classes = classes
         self.accountant = accountant
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _check_params(self):

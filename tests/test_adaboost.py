@@ -33,6 +33,7 @@ from dptrees.boosting._schedules import (
 )
 from dptrees._sources import ArraySource
 from dptrees.boosting._weak_learners import WeightedRows, WeightedTree, fit_weighted_tree
+from dptrees._tree_structure import Tree
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 
@@ -132,7 +133,8 @@ def test_string_labels_and_deeper_learners():
     labels = np.array(["no", "yes"])[y]
     est = make(classes=["no", "yes"], max_depth=2).fit(X, labels)
     assert set(est.predict(X)) <= {"no", "yes"}
-    assert est.learners_[0].feature.shape == (3,)
+    assert est.learners_[0].node_count == 7 and est.learners_[0].max_depth == 2
+    assert isinstance(est.learners_[0], Tree) and np.isfinite(est.learners_[0].threshold[:3]).all()
 
 
 def test_reproducible_with_int_seed():

@@ -14,7 +14,7 @@ import pytest
 from support import BENCHMARKS, load_script
 
 SCRIPT = BENCHMARKS / "bench_trees.py"
-KINDS = {"dp_tree", "sklearn_tree", "dp_forest", "sklearn_forest"}
+KINDS = {"dp_tree", "dp_tree_threads", "sklearn_tree", "dp_forest", "sklearn_forest"}
 TINY = dict(n_samples=3_000, n_features=6, repeat=1)
 TINY_KW = dict(max_depth=4, n_estimators=3, n_jobs=1, n_test=500, seed=0)
 

@@ -21,8 +21,9 @@ from dptrees import (
 )
 from dptrees._binning import Binner
 from dptrees.boosting._losses import MultinomialLogistic
-from dptrees.boosting._trees import draw_random_structure, heap_children
+from dptrees.boosting._trees import draw_random_structure
 from dptrees.federated import _boosting as fb
+from dptrees._sources._clients import ClientRows
 
 from support import dask_inputs
 
@@ -149,9 +150,21 @@ def test_federated_client_leaf_sums_are_the_clipped_gradients_summed_by_leaf():
     model = fb._PublicModel(3, 0.3)
     model.init_score = np.array([0.2, -0.1, 0.0])
     structures = [draw_random_structure(rng, 3, n_bins, depth) for _ in range(3)]
-    left, right = heap_children(depth)
-    client = fb._BoostingClient(codes, y, loss, fixed, "classification", 3, 0.5, model)
-    got = client.update(fb._RoundMessage("tree", structures, left, right), 1)
+    # the 300 records as 3 clients (ids interleaved): each client's vector alone
+    ids = np.arange(300) % 3
+    rows = ClientRows(codes, y, ids, 3)
+    rows.sync(model)
+    every = rows.tree_updates(np.array([2, 0, 1]), structures, loss, fixed, 0.5)
+    alone = [ClientRows(codes[ids == c], y[ids == c], np.zeros(100, dtype=np.intp), 1)
+             for c in (2, 0, 1)]
+    for i, one in enumerate(alone):
+        one.sync(model)
+        np.testing.assert_array_equal(one.tree_updates(np.array([0]), structures, loss,
+                                                       fixed, 0.5)[0], every[i])
+    one = ClientRows(codes, y, np.zeros(300, dtype=np.intp), 1)
+    one.sync(model)
+    got = one.tree_updates(np.array([0]), structures, loss, fixed, 0.5)[0]
+    np.testing.assert_allclose(every.sum(axis=0), got, atol=1e-9)
     p = loss.proba(np.tile(model.init_score, (300, 1)))
     n_leaves = 2**depth
     for k, (feature, threshold) in enumerate(structures):

@@ -24,10 +24,11 @@ from support import ALPHA, audit_samplers
 from dptrees import PrivacyLeakWarning
 from dptrees._binning import Binner
 from dptrees.accounting import RDPAccountant
-from dptrees.boosting._trees import draw_random_structure, heap_children
+from dptrees.boosting._trees import draw_random_structure
 from dptrees.boosting._losses import BinaryLogistic
 from dptrees.federated import AdaptiveClip, DPAggregator, FixedClip, _protocol
 from dptrees.federated import _boosting as fb
+from dptrees._sources._clients import ClientRows
 from dptrees.federated._boosting import (
     DPFederatedGradientBoostingClassifier,
     DPFederatedGradientBoostingRegressor,
@@ -280,18 +281,17 @@ def neighbouring_round(n_records=500):
     loss = BinaryLogistic()
     weight = fb._HESSIAN_FACTOR * 1.0 / loss.hessian_bound
     structure = draw_random_structure(np.random.default_rng(7), 2, 8, DEPTH)
-    left, right = heap_children(DEPTH)
-    message = fb._RoundMessage("tree", [structure], left, right)
     sums = []
     for X, y, ids in ((X0, y0, ids0), (X1, y1, ids1)):
         model = fb._PublicModel(1, 0.3)
         model.init_score = np.zeros(1)
         codes = binner.transform(np.ascontiguousarray(X))
         fixed = est._fixed_point(loss)
-        vectors = [fb._BoostingClient(codes[ids == c], y[ids == c], loss, fixed,
-                                      "classification", 2, weight,
-                                      model).contribute(message, 1, S, FRAC_BITS)
-                   for c in range(ids.max() + 1)]
+        rows = ClientRows(codes, y, ids, ids.max() + 1)
+        rows.sync(model)
+        clients = np.arange(ids.max() + 1)
+        updates = rows.tree_updates(clients, [structure], loss, fixed, weight)
+        vectors = rows.contributions(clients, updates, S, FRAC_BITS)
         sums.append((np.sum([v.vector for v in vectors], axis=0), vectors))
     return est, sums, weight
 

@@ -115,6 +115,49 @@ def test_memmap_in_blocks_grows_the_bit_identical_trees(memmap_data, name, est, 
         assert_same_trees(fit(est, data, y[:data.shape[0]], epsilon), expected)
 
 
+@pytest.mark.parametrize("name, est, target", ESTIMATORS, ids=[e[0] for e in ESTIMATORS])
+def test_threads_in_memory_grow_the_bit_identical_trees(memmap_data, name, est, target):
+    # nodes of over 1024 rows share their statistics among the builder's threads
+    X, y = np.asarray(memmap_data[0]), memmap_data[1][target]
+    expected = fit(est.set_params(n_jobs=1), X, y, 3.0)
+    for n_jobs in (2, 3, -1):
+        assert_same_trees(fit(est.set_params(n_jobs=n_jobs), X, y, 3.0), expected)
+
+
+@pytest.mark.parametrize("n_jobs, error", [(0, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_bad_n_jobs_on_a_tree_raise_before_anything_is_spent(n_jobs, error):
+    X, y_reg, _ = make_data(50)
+    acc = BudgetAccountant(10.0)
+    est = DPDecisionTreeRegressor(bounds=(0, 1), y_bounds=(-3, 4), accountant=acc,
+                                  n_jobs=n_jobs)
+    with pytest.raises(error, match="n_jobs"):
+        est.fit(X, y_reg)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_builder_threads_give_the_same_nodes_on_a_large_node():
+    X, y_reg, y_cls = make_data(30_000, 9, seed=3)
+    for est, y in ((DPDecisionTreeRegressor(bounds=(0, 1), y_bounds=(-3, 4), max_depth=8), y_reg),
+                   (DPDecisionTreeClassifier(bounds=(0, 1), classes=[0, 1, 2], max_depth=8),
+                    y_cls),
+                   (DPExtraTreesClassifier(n_estimators=1, bounds=(0, 1), classes=[0, 1, 2],
+                                           max_depth=8, max_features=5), y_cls)):
+        est.set_params(epsilon=4.0, random_state=11)
+        builder_kw = est._check_params()
+        data = est._prepare(X, y)
+        max_features = None if getattr(est, "_greedy", True) else 5
+        builder = est._builder(est._tree_budget(builder_kw), data, max_features)
+        runs = [builder.build(np.random.default_rng(1), np.random.default_rng(2), data.codes,
+                              data.y_fixed, data.labels, n_threads=t) for t in (1, 2, 4)]
+        assert len(runs[0]["left"]) > 50
+        for other in runs[1:]:
+            for key in runs[0]:
+                np.testing.assert_array_equal(runs[0][key], other[key], err_msg=key)
+    with pytest.raises(ValueError, match="n_threads"):
+        builder.build(np.random.default_rng(1), np.random.default_rng(2), data.codes,
+                      data.y_fixed, data.labels, n_threads=0)
+
+
 def test_passes_per_level_do_not_change_the_tree(memmap_data, monkeypatch):
     # one pass per histogram, no parents kept for subtraction: the same integers
     mm, targets = memmap_data

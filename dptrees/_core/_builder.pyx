@@ -55,12 +55,21 @@ absolute error and Gini. The greedy splitter builds these histograms for every f
 measuring the child with the smaller *released* noisy count (a rule on public values: the
 true child sizes are private) and taking the other as parent minus it; the random
 splitter accumulates left-side statistics for its few candidates only.
+
+Threads
+-------
+With ``n_threads > 1`` (OpenMP; serial where the build has none), a node of at least
+``THREAD_MIN_ROWS`` rows splits its histograms by feature, or its candidates' left sums by
+candidate, across threads. Every cell is still one thread's exact integer sum over the
+node's rows in their order, so the tree is the same bit for bit; the noise is drawn by
+the one thread that walks the tree.
 """
 
 from libc.math cimport rint, fabs, NAN
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
+from cython.parallel cimport prange
 from numpy.random cimport bitgen_t
 
 from dptrees._core._rng cimport bitgen_of, discrete_laplace, uniform_below
@@ -87,6 +96,7 @@ _LEAVES = {"mean": LEAF_MEAN, "median": LEAF_MEDIAN, "counts": LEAF_COUNTS,
 
 cdef enum:
     MAX_LEVELS = 65  # max_depth <= 64
+    THREAD_MIN_ROWS = 1024  # a smaller node's statistics are not worth waking threads for
 
 
 cdef struct StackEntry:
@@ -431,7 +441,8 @@ cdef class TreeBuilder:
         return generator.spawn(self.max_depth + 1)
 
     def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
-              const int64_t[::1] y_fixed, const uint8_t[::1] labels, codes_by_feature=None):
+              const int64_t[::1] y_fixed, const uint8_t[::1] labels, codes_by_feature=None,
+              int n_threads=1):
         """Build the tree from rows in memory; returns a dict of node arrays, numbered
         depth first.
 
@@ -445,7 +456,8 @@ cdef class TreeBuilder:
         ``labels``: target bins or classes below ``n_labels``. ``codes_by_feature``: the
         same codes feature-major, shape (p, n) (made here if not given). Split tests read
         one feature of rows scattered across the data: in a 1-D column per feature those
-        reads stay within a cache-sized array.
+        reads stay within a cache-sized array. ``n_threads``: threads for the statistics
+        of large nodes (the same tree for any number).
         """
         cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1], d
         cdef bitgen_t* bgs[MAX_LEVELS]
@@ -455,6 +467,8 @@ cdef class TreeBuilder:
         # An empty part of a partition forest still gets a (noisy) tree: skipping it would
         # reveal that it is empty. So n == 0 is allowed.
         self._check_n_features(p)
+        if n_threads < 1:
+            raise ValueError("n_threads must be >= 1")
         if y_fixed.shape[0] != n or labels.shape[0] != n:
             raise ValueError("codes, y_fixed and labels must have one entry per row")
         # The loops below index statistics by these values: check them once here.
@@ -485,7 +499,7 @@ cdef class TreeBuilder:
         try:
             with nogil:
                 status = self._build(bgs, cand_bgs, codes, &columns[0, 0], columns.shape[1],
-                                     y_fixed, labels, &idx[0], n, p, &nodes)
+                                     y_fixed, labels, &idx[0], n, p, &nodes, n_threads)
             _raise_status(status)
             return _node_dict(&nodes)
         finally:
@@ -494,7 +508,8 @@ cdef class TreeBuilder:
     cdef int _build(self, bitgen_t** bgs, bitgen_t** cand_bgs, const uint8_t[:, ::1] codes,
                     const uint8_t* columns, Py_ssize_t column_stride,
                     const int64_t[::1] y_fixed, const uint8_t[::1] labels, Py_ssize_t* idx,
-                    Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes) noexcept nogil:
+                    Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes,
+                    int n_threads) noexcept nogil:
         """Depth first: a node's subtree is built while its rows and histograms are in
         cache. Nodes of one depth are still met left to right, each drawing from its
         depth's stream: the draws of a level-by-level build."""
@@ -530,7 +545,7 @@ cdef class TreeBuilder:
             stack[0].noisy_count = n + discrete_laplace(bgs[0], self.count_t, self.count_s)
             stack[0].has_stats = greedy and self._may_split(0, stack[0].noisy_count)
             if stack[0].has_stats:
-                self._histograms(codes, y_fixed, labels, idx, 0, n, p, slots)
+                self._histograms(codes, y_fixed, labels, idx, 0, n, p, slots, n_threads)
             top = 1
         while status == 0 and top > 0:
             top -= 1
@@ -557,7 +572,7 @@ cdef class TreeBuilder:
                                  w.cand_feature, w.cand_bin)
                 self._candidate_stats(columns, column_stride, y_fixed, labels, idx,
                                       e.start, e.end, k, w.cand_feature, w.cand_bin,
-                                      w.totals, w.left_stats)
+                                      w.totals, w.left_stats, n_threads)
             status = self._split(bgs[e.depth], h, p, k, &w, &d)
             if status != 0:
                 break
@@ -577,12 +592,12 @@ cdef class TreeBuilder:
             if left_needs or right_needs:
                 if d.left_count <= d.right_count:
                     self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
-                                     slots + (top + 1) * hist)
+                                     slots + (top + 1) * hist, n_threads)
                     if right_needs:
                         _subtract(h, slots + (top + 1) * hist, hist, slots + top * hist)
                 else:
                     self._histograms(codes, y_fixed, labels, idx, mid, e.end, p,
-                                     slots + top * hist)
+                                     slots + top * hist, n_threads)
                     if left_needs:
                         _subtract(h, slots + top * hist, hist, slots + (top + 1) * hist)
             # right first, so that the left child is built (and numbered) first
@@ -739,14 +754,32 @@ cdef class TreeBuilder:
 
     cdef void _histograms(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
                           const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
-                          Py_ssize_t end, Py_ssize_t p, int64_t* out) noexcept nogil:
-        """Statistics of rows ``idx[start:end]`` per (feature, bin) cell."""
+                          Py_ssize_t end, Py_ssize_t p, int64_t* out,
+                          int n_threads) noexcept nogil:
+        """Statistics of rows ``idx[start:end]`` per (feature, bin) cell; a large node's
+        features are shared among ``n_threads`` threads."""
+        cdef Py_ssize_t t, per
+        memset(out, 0, p * self.n_bins * self.width * sizeof(int64_t))
+        if n_threads < 2 or end - start < THREAD_MIN_ROWS:
+            self._feature_histograms(codes, y_fixed, labels, idx, start, end, 0, p, out)
+            return
+        per = (p + n_threads - 1) // n_threads
+        for t in prange(n_threads, num_threads=n_threads, schedule="static"):
+            self._feature_histograms(codes, y_fixed, labels, idx, start, end,
+                                     min(t * per, p), min((t + 1) * per, p), out)
+
+    cdef void _feature_histograms(self, const uint8_t[:, ::1] codes,
+                                  const int64_t[::1] y_fixed, const uint8_t[::1] labels,
+                                  const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
+                                  Py_ssize_t f_start, Py_ssize_t f_stop,
+                                  int64_t* out) noexcept nogil:
+        """Add the statistics of rows ``idx[start:end]`` to the cells of features
+        ``f_start .. f_stop - 1`` of ``out``."""
         cdef Py_ssize_t i, j, row
         cdef Py_ssize_t wd = self.width, stride = self.n_bins * self.width
         cdef const uint8_t* code
         cdef int64_t yv, lab
         cdef int64_t* cell
-        memset(out, 0, p * stride * sizeof(int64_t))
         # Each row's target is read once into a local: the compiler cannot prove that the
         # output does not alias the targets, and would otherwise reload it per feature.
         if self.criterion == CRITERION_MSE:
@@ -754,7 +787,7 @@ cdef class TreeBuilder:
                 row = idx[i]
                 code = &codes[row, 0]
                 yv = y_fixed[row]
-                for j in range(p):
+                for j in range(f_start, f_stop):
                     cell = out + j * stride + code[j] * wd
                     cell[0] += 1
                     cell[1] += yv
@@ -763,7 +796,7 @@ cdef class TreeBuilder:
                 row = idx[i]
                 code = &codes[row, 0]
                 lab = 1 + labels[row]
-                for j in range(p):
+                for j in range(f_start, f_stop):
                     cell = out + j * stride + code[j] * wd
                     cell[0] += 1
                     cell[lab] += 1
@@ -773,44 +806,56 @@ cdef class TreeBuilder:
                                const uint8_t[::1] labels, const Py_ssize_t* idx,
                                Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
                                const int32_t* cand_feature, const int32_t* cand_bin,
-                               int64_t* totals, int64_t* left) noexcept nogil:
-        """Statistics of all rows and of each candidate's left side.
-
-        Branch-free: whether a row goes left is random for most candidates, so adding the
-        0/1 outcome is much faster than branching on it.
-        """
-        cdef Py_ssize_t i, c, m, row, wd = self.width
-        cdef int64_t goes_left, yv
-        cdef int64_t* cell
-        cdef const uint8_t* col
+                               int64_t* totals, int64_t* left, int n_threads) noexcept nogil:
+        """Statistics of all rows and of each candidate's left side; a large node's
+        candidates are shared among ``n_threads`` threads."""
+        cdef Py_ssize_t i, c, wd = self.width
         memset(totals, 0, wd * sizeof(int64_t))
         memset(left, 0, k * wd * sizeof(int64_t))
         if self.criterion == CRITERION_MSE:
             for i in range(start, end):
                 totals[1] += y_fixed[idx[i]]
-            # one candidate (one feature column) at a time: its reads stay in one column
-            for c in range(k):
-                col = columns + cand_feature[c] * column_stride
-                for i in range(start, end):
-                    row = idx[i]
-                    goes_left = col[row] <= cand_bin[c]
-                    left[c * wd] += goes_left
-                    left[c * wd + 1] += goes_left * y_fixed[row]
         else:
-            # label counts only; each side's count is their sum, filled in afterwards
             for i in range(start, end):
                 totals[1 + labels[idx[i]]] += 1
-            for c in range(k):
-                col = columns + cand_feature[c] * column_stride
-                cell = left + c * wd + 1
-                for i in range(start, end):
-                    row = idx[i]
-                    cell[labels[row]] += col[row] <= cand_bin[c]
-            for c in range(k):
-                cell = left + c * wd
-                for m in range(1, wd):
-                    cell[0] += cell[m]
         totals[0] = end - start
+        if n_threads < 2 or end - start < THREAD_MIN_ROWS:
+            for c in range(k):
+                self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
+                                     y_fixed, labels, idx, start, end, left + c * wd)
+            return
+        for c in prange(k, num_threads=n_threads, schedule="static"):
+            self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
+                                 y_fixed, labels, idx, start, end, left + c * wd)
+
+    cdef void _candidate_left(self, const uint8_t* col, int32_t bin_threshold,
+                              const int64_t[::1] y_fixed, const uint8_t[::1] labels,
+                              const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
+                              int64_t* left) noexcept nogil:
+        """Statistics of the rows ``idx[start:end]`` whose code in the column ``col`` is
+        at most ``bin_threshold`` (``left``: zeroed, ``width`` entries).
+
+        Branch-free: whether a row goes left is random for most candidates, so adding the
+        0/1 outcome is much faster than branching on it. One candidate at a time: its
+        reads stay in one column.
+        """
+        cdef Py_ssize_t i, m, row
+        cdef int64_t goes_left, n_left = 0, sum_left = 0
+        if self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                row = idx[i]
+                goes_left = col[row] <= bin_threshold
+                n_left += goes_left
+                sum_left += goes_left * y_fixed[row]
+            left[0] = n_left
+            left[1] = sum_left
+            return
+        # label counts only; the side's count is their sum
+        for i in range(start, end):
+            row = idx[i]
+            left[1 + labels[row]] += col[row] <= bin_threshold
+        for m in range(1, self.width):
+            left[0] += left[m]
 
     # -- utilities (sensitivities in the docstrings) -----------------------------------
 

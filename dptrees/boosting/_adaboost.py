@@ -715,7 +715,7 @@ def _boost(data, params, noisy_rounds, plan, rng):
         weight_bounds[k] = (lower, upper)
         tree = fit_weighted_tree(rows, max_depth=params.max_depth, weight_bound=upper,
                                  epsilon_split=plan.split, epsilon_leaf=plan.leaf,
-                                 random_state=round_rng)
+                                 random_state=round_rng, binner=data.binner)
         for level in range(params.max_depth):
             ledger.append((f"round {k + 1}: split level {level}", plan.split))
         ledger.append((f"round {k + 1}: leaf totals", plan.leaf))

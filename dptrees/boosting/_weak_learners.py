@@ -44,9 +44,9 @@ import math
 
 import numpy as np
 
-from dptrees._core import _tree
 from dptrees._sources._blockwise import BlockwiseTreeRows
 from dptrees._sources._rows import TreeTargets, heap_routing
+from dptrees._tree_structure import Tree
 from dptrees.boosting._trees import heap_children
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
 
@@ -74,39 +74,65 @@ def learner_budget(epsilon, max_depth, split_weight=1.0, leaf_weight=1.0):
     return {"split": unit * split_weight, "leaf": unit * leaf_weight}
 
 
-class WeightedTree:
-    """A complete binary tree of depth ``max_depth`` over bin codes (heap layout).
+class WeightedTree(Tree):
+    """A weak learner: the complete tree of depth ``max_depth`` (heap layout) as the
+    library's one :class:`~dptrees._tree_structure.Tree`, its leaves holding the released
+    noisy weighted class totals.
 
     Internal node ``j`` (``0 <= j < 2**max_depth - 1``) sends a record with
     ``code[feature[j]] <= bin_threshold[j]`` to ``2 j + 1`` and others to ``2 j + 2``;
     leaf ``l`` is node ``2**max_depth - 1 + l``.
 
+    Parameters
+    ----------
+    feature, bin_threshold : array of int, shape (2**max_depth - 1,)
+        The internal nodes' splits, in heap order.
+    noisy_totals : array of float64, shape (2**max_depth, n_classes)
+        The leaves' released noisy weighted class totals.
+    binner : Binner, optional
+        Gives the splits' ``threshold`` in feature units (NaN without it).
+
     Attributes
     ----------
-    feature, bin_threshold : ndarray of int64, shape (2**max_depth - 1,)
+    value : ndarray of float64, shape (node_count, n_classes)
+        The noisy totals at the leaves, NaN at internal nodes.
     noisy_totals : ndarray of float64, shape (2**max_depth, n_classes)
-        The released noisy weighted class totals of the leaves.
+        The leaves' rows of ``value``.
     leaf_label : ndarray of int64, shape (2**max_depth,)
-        ``argmax`` of the noisy totals (post-processing).
+        ``argmax`` of the noisy totals (post-processing), or the fallback label
+        (:meth:`fall_back_to`).
     """
 
-    def __init__(self, feature, bin_threshold, noisy_totals):
-        self.feature = np.asarray(feature, dtype=np.int64)
-        self.bin_threshold = np.asarray(bin_threshold, dtype=np.int64)
-        self.noisy_totals = np.asarray(noisy_totals, dtype=np.float64)
-        self.leaf_label = np.argmax(self.noisy_totals, axis=1).astype(np.int64)
+    def __init__(self, feature, bin_threshold, noisy_totals, binner=None):
+        noisy_totals = np.asarray(noisy_totals, dtype=np.float64)
+        n_internal = len(feature)
+        max_depth = int(round(math.log2(n_internal + 1)))
+        heap_feature, heap_bin = _heap_arrays(feature, bin_threshold)
+        left, right = heap_children(max_depth)
+        n_nodes = left.shape[0]
+        value = np.full((n_nodes, noisy_totals.shape[1]), np.nan)
+        value[n_internal:] = noisy_totals
+        threshold = np.full(n_nodes, np.nan)
+        if binner is not None and n_internal:
+            threshold[:n_internal] = binner.thresholds(heap_feature[:n_internal],
+                                                       heap_bin[:n_internal])
+        super().__init__(feature=heap_feature, bin_threshold=heap_bin, threshold=threshold,
+                         left=left, right=right,
+                         depth=np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int32),
+                         value=value, noisy_count=np.full(n_nodes, np.nan))
+        self.leaf_label = np.argmax(noisy_totals, axis=1).astype(np.int64)
 
     @property
-    def max_depth(self):
-        return int(round(math.log2(self.noisy_totals.shape[0])))
+    def n_internal(self):
+        return self.node_count // 2
 
-    def apply(self, codes):
-        """Leaf index of every row of ``codes`` (uint8, shape (n, n_features))."""
-        feature, bin_threshold = _heap_arrays(self.feature, self.bin_threshold)
-        left, right = heap_children(self.max_depth)
-        leaf = np.empty(codes.shape[0], dtype=np.int64)
-        _tree.apply(np.ascontiguousarray(codes), feature, bin_threshold, left, right, leaf)
-        return leaf - self.feature.shape[0]
+    @property
+    def noisy_totals(self):
+        return self.value[self.n_internal:]
+
+    def leaf_index(self, codes):
+        """Leaf index (``0 .. 2**max_depth - 1``) of every row of ``codes``."""
+        return self.apply(np.ascontiguousarray(codes)) - self.n_internal
 
     def fall_back_to(self, label, margin):
         """Leaves whose two largest noisy totals differ by less than ``margin`` (a
@@ -117,7 +143,7 @@ class WeightedTree:
 
     def predict(self, codes):
         """Class index predicted for every row of ``codes``."""
-        return self.leaf_label[self.apply(codes)]
+        return self.leaf_label[self.leaf_index(codes)]
 
     def weighted_error(self):
         """Weighted training error estimated from the noisy totals (post-processing).
@@ -255,7 +281,7 @@ def _best_split_utilities(hist):
 
 
 def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_leaf,
-                      random_state):
+                      random_state, binner=None):
     """Grow one DP weak learner; ``max_depth * epsilon_split + epsilon_leaf``-DP.
 
     Parameters
@@ -274,6 +300,8 @@ def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_l
     epsilon_leaf : float
         Budget of the leaf release.
     random_state : numpy Generator
+    binner : Binner, optional
+        For the learner's split thresholds in feature units.
 
     Returns
     -------
@@ -294,4 +322,4 @@ def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_l
     totals = rows.leaf_totals(feature, bin_threshold, max_depth)
     noisy = laplace_mechanism(totals, sensitivity=weight_bound, epsilon=epsilon_leaf,
                               random_state=random_state)
-    return WeightedTree(feature[:n_internal], bin_threshold[:n_internal], noisy)
+    return WeightedTree(feature[:n_internal], bin_threshold[:n_internal], noisy, binner)

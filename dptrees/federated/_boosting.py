@@ -50,13 +50,12 @@ for record-level add/remove neighbours (a client of one record is the add/remove
 """
 
 import copy
-import math
 import numbers
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dptrees._sources import _rows
+from dptrees._sources._clients import ClientRows
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees.boosting._gradient import _BaseDPGradientBoosting
@@ -66,10 +65,8 @@ from dptrees.boosting._trees import (
     BoostedRegressorMixin,
     draw_random_structure,
     full_tree,
-    heap_children,
 )
 from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
-from dptrees.federated._simulation import FederatedClient
 from dptrees.validation import (
     check_classes,
     check_delta,
@@ -108,74 +105,6 @@ class _PublicModel:
         self.trees = []  # per round, one Tree per output
         self.step = step
         self.n_outputs = n_outputs
-
-
-class _RoundMessage:
-    """The server's broadcast of one round: ``"init"``, or the round's tree structures."""
-
-    def __init__(self, kind, structures=(), left=None, right=None):
-        self.kind = kind
-        self.structures = structures
-        self.left, self.right = left, right
-
-
-class _BoostingClient(FederatedClient):
-    """One client: its own rows only (one block of rows for the engine's kernels), and
-    its copy of the public model's raw scores.
-
-    ``update`` returns the unclipped vector; :meth:`FederatedClient.contribute` clips and
-    rounds it before it leaves the client. The per-leaf sums are the engine's exact
-    fixed-point sums of the client's clipped gradients and Hessians
-    (:func:`~dptrees._sources._rows.block_gradient_stats`,
-    :func:`~dptrees._sources._rows.block_sums`), as for a block of a data set.
-    """
-
-    def __init__(self, codes, targets, loss, fixed, init_kind, n_classes, hessian_weight,
-                 model):
-        self.codes = np.ascontiguousarray(codes)  # (n_c, p) uint8
-        self.targets = targets
-        self.loss = loss
-        self.fixed = fixed
-        self.init_kind = init_kind
-        self.n_classes = n_classes
-        self.hessian_weight = hessian_weight
-        self.model = model
-        self._raw = None  # (n_outputs, n_c): raw scores of the trees synced so far
-        self._synced = 0
-
-    def _sync(self):
-        """Apply the released trees this client has not applied yet (public model)."""
-        model = self.model
-        if self._raw is None:
-            self._raw = _rows.start_scores(self.codes, model.init_score)
-        for round_trees in model.trees[self._synced:]:
-            for k, tree in enumerate(round_trees):
-                _rows.block_add_values(self.codes, tree, model.step, self._raw[k])
-        self._synced = len(model.trees)
-
-    def update(self, message, round_index):
-        n = self.codes.shape[0]
-        if n == 0:
-            return None  # no records: the client takes no part (as if absent)
-        if message.kind == "init":
-            if self.init_kind == "regression":
-                return np.array([math.fsum(self.targets), float(n)])
-            return _rows.block_class_counts(self.targets, self.n_classes).astype(np.float64)
-        n_trees = len(message.structures)
-        n_leaves = (message.left.shape[0] + 1) // 2
-        depth = n_leaves.bit_length() - 1
-        leaves = np.arange(n_leaves - 1, 2 * n_leaves - 1)
-        out = np.zeros(2 * n_trees * n_leaves)
-        self._sync()
-        for k, (feature, bin_threshold) in enumerate(message.structures):
-            stats = _rows.block_gradient_stats(
-                self.targets, self._raw, _rows.GradientSpec(self.loss, self.fixed, k))
-            sums = _rows.block_sums(self.codes, stats,
-                                    _rows.heap_routing(feature, bin_threshold, depth, leaves))
-            out[k * n_leaves:(k + 1) * n_leaves] = sums[:, 0] / self.fixed.g_scale
-            j = (n_trees + k) * n_leaves
-            out[j:j + n_leaves] = self.hessian_weight * (sums[:, 1] / self.fixed.h_scale)
-        return out
 
 
 # ======================================================================================
@@ -276,7 +205,6 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         n_outputs = loss.n_outputs
         depth = self.max_depth
         n_leaves = 2**depth
-        left, right = heap_children(depth)
 
         rng = check_random_state(self.random_state)
         rng_structure, rng_aggregator = rng.spawn(2)
@@ -298,24 +226,17 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         hessian_weight = _HESSIAN_FACTOR * float(self.gradient_clip) / loss.hessian_bound
         fixed = self._fixed_point(loss)
         model = _PublicModel(n_outputs, float(self.learning_rate))
-        order = np.argsort(ids, kind="stable")
-        cuts = np.searchsorted(ids[order], np.arange(n_clients + 1))
-        fed = []
-        for c in range(n_clients):
-            rows = order[cuts[c]:cuts[c + 1]]
-            fed.append(_BoostingClient(codes[rows], targets[rows], loss, fixed, init_kind,
-                                       n_classes, hessian_weight, model))
-
+        rows = ClientRows(codes, targets, ids, n_clients)
         history = []
 
-        def run_round(message, dimension):
+        def run_round(kind, updates_of, dimension):
             sampled = aggregator.sample_clients()
             clip_norm = aggregator.clip_norm
-            contributions = [fed[i].contribute(message, aggregator.rounds, clip_norm,
-                                               aggregator.frac_bits) for i in sampled]
+            contributions = rows.contributions(sampled, updates_of(sampled), clip_norm,
+                                               aggregator.frac_bits)
             noisy_sum = aggregator.aggregate(contributions, dimension) * \
                 aggregator.expected_clients
-            history.append({"round": aggregator.rounds, "kind": message.kind,
+            history.append({"round": aggregator.rounds, "kind": kind,
                             "n_sampled": int(sampled.shape[0]), "clip_norm": clip_norm,
                             "delta": aggregator.history_delta()})
             return noisy_sum, clip_norm
@@ -323,7 +244,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         # The DP initial score: noisy sums in units of the clipping bound (one fully
         # clipped client is worth 1), so that the losses' floor of 1 is one client.
         init_dim = 2 if init_kind == "regression" else n_classes
-        noisy, s = run_round(_RoundMessage("init"), init_dim)
+        noisy, s = run_round(
+            "init", lambda sampled: rows.init_updates(sampled, init_kind, n_classes), init_dim)
         noisy = noisy / s
         if init_kind == "regression":
             init = loss.init_score(noisy[0], noisy[1])
@@ -337,8 +259,9 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 break
             structures = [draw_random_structure(rng_structure, n_features, self.n_bins, depth)
                           for _ in range(n_outputs)]
-            message = _RoundMessage("tree", structures, left, right)
-            noisy, s = run_round(message, dimension)
+            rows.sync(model)
+            noisy, s = run_round("tree", lambda sampled: rows.tree_updates(
+                sampled, structures, loss, fixed, hessian_weight), dimension)
             g = noisy[:n_outputs * n_leaves].reshape(n_outputs, n_leaves)
             h = noisy[n_outputs * n_leaves:].reshape(n_outputs, n_leaves) / hessian_weight
             # reg_lambda in units of the noise standard deviation of a leaf's Hessian sum
