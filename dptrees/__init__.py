@@ -23,7 +23,12 @@ from dptrees.boosting import (
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
-from dptrees.exceptions import BudgetExceededError, DetachedAccountantError, PrivacyLeakWarning
+from dptrees.exceptions import (
+    BudgetExceededError,
+    DetachedAccountantError,
+    EarlyStopWarning,
+    PrivacyLeakWarning,
+)
 from dptrees.forest import (
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
@@ -51,6 +56,7 @@ __all__ = [
     "DPPartitionForestClassifier",
     "DPPartitionForestRegressor",
     "DetachedAccountantError",
+    "EarlyStopWarning",
     "PrivacyLeakWarning",
     "__version__",
 ]

@@ -4,6 +4,7 @@ __all__ = [
     "BudgetExceededError",
     "DetachedAccountantError",
     "DiscretisationError",
+    "EarlyStopWarning",
     "PrivacyLeakWarning",
     "WeakPrivacyWarning",
 ]
@@ -46,4 +47,13 @@ class WeakPrivacyWarning(UserWarning):
     For example ``delta >= 1 / n``: an ``(epsilon, delta)``-DP mechanism may then publish
     one of the ``n`` records in the clear. The fit goes ahead; the warning tells the
     person running it.
+    """
+
+
+class EarlyStopWarning(UserWarning):
+    """Training stopped before ``n_estimators`` rounds.
+
+    For example federated boosting stops *before* a round that would push delta past its
+    bound. The model is complete and private; it has fewer trees than asked for
+    (``n_iter_`` says how many), so it may fit less well.
     """

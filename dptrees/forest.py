@@ -66,6 +66,12 @@ def auto_n_estimators(epsilon):
 class _BaseDPForest(_BaseDPTree):
     """Grows ``n_estimators`` DP trees, on disjoint parts or on all the data."""
 
+    _composition = ("pure epsilon-DP. Within a tree, releases compose sequentially along a "
+                    "record's root-to-leaf path and in parallel across the nodes of a "
+                    "depth; a record is in every tree (sequential composition), or in one "
+                    "tree of a partition forest (parallel composition). Total: the sum "
+                    "over the ledger of epsilon x count.")
+
     #: partition forests grow greedy trees; DP ExtraTrees use the random splitter
     _greedy = False
 
@@ -120,6 +126,8 @@ class _BaseDPForest(_BaseDPTree):
                 self.estimators_ = list(pool.map(grow, range(n_trees)))
         self._post_process(self.estimators_, budget)
         self._record_fit(data, epsilon, budget)
+        # a record is in one tree of a partition forest, in every tree otherwise
+        self.privacy_ledger_ = self._tree_ledger(budget, 1 if partition else n_trees)
         self.tree_epsilon_ = tree_epsilon
         self.n_estimators_ = n_trees
         self.max_features_ = max_features
@@ -215,7 +223,8 @@ class DPPartitionForestRegressor(_RegressionForest):
     estimators_ : list of Tree
     n_estimators_ : int
         The number of trees grown (``n_estimators``, or its ``"auto"`` value).
-    epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_, n_features_in_, bounds_, y_bounds_
+    epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_, budget_, privacy_leaks_,
+    n_features_in_, bounds_, y_bounds_
         ``budget_`` is each tree's; ``tree_epsilon_`` equals ``epsilon``.
     """
 
@@ -271,7 +280,8 @@ class DPPartitionForestClassifier(_ClassificationForest):
     estimators_ : list of Tree
     n_estimators_ : int
         The number of trees grown (``n_estimators``, or its ``"auto"`` value).
-    classes_, n_classes_, epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_
+    classes_, n_classes_, epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_,
+    budget_, privacy_leaks_
     """
 
     partition = True
@@ -354,7 +364,8 @@ class DPExtraTreesRegressor(_RegressionForest):
     n_estimators_ : int
         The number of trees grown (``n_estimators``, or its ``"auto"`` value).
     max_features_ : int
-    epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_, n_features_in_, bounds_, y_bounds_
+    epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_, budget_, privacy_leaks_,
+    n_features_in_, bounds_, y_bounds_
     """)
 
     def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt", partition=False,
@@ -400,7 +411,8 @@ class DPExtraTreesClassifier(_ClassificationForest):
     n_estimators_ : int
         The number of trees grown (``n_estimators``, or its ``"auto"`` value).
     max_features_ : int
-    classes_, n_classes_, epsilon_spent_, tree_epsilon_, budget_, privacy_leaks_
+    classes_, n_classes_, epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_,
+    budget_, privacy_leaks_
     """)
 
     def __init__(self, n_estimators="auto", epsilon=1.0, *, max_features=None,

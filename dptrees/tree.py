@@ -19,6 +19,7 @@ from dptrees._binning import Binner
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
 from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
 from dptrees._sources import (
     encode_regression_targets,
@@ -32,6 +33,7 @@ from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
 from dptrees.validation import (
+    check_feature_names,
     check_bounds,
     check_classes,
     check_epsilon,
@@ -151,7 +153,8 @@ class _PreparedData:
     def _bin_features(self, estimator, X, n_threads):
         if X.shape[0] > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1])
+        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1],
+                              feature_names=getattr(estimator, "feature_names_in_", None))
         self.leaks = [] if bounds.leak is None else [bounds.leak]
         self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
         self.codes = self.binner.transform(X, n_threads)
@@ -210,7 +213,8 @@ class _SourceData:
     def _bin_features(self, estimator, source):
         self.source = source
         self.binner, self.leaks = public_binner(source, estimator.bounds, estimator.n_bins,
-                                                _MAX_ROWS)
+                                                _MAX_ROWS,
+                                                getattr(estimator, "feature_names_in_", None))
         self.n_bins = estimator.n_bins
         self.n_features, self.n_samples = source.n_features, source.n_samples
 
@@ -299,7 +303,17 @@ def resolve_max_features(max_features, n_features):
     )
 
 
-class _BaseDPTree(AccountantMixin, BaseEstimator):
+_LEAF_RELEASES = {
+    # leaf kind: (release, mechanism, sensitivity, norm)
+    "mean": ("leaf sums of targets (rescaled to [0, 1], centred)", "discrete Laplace", 0.5,
+             "L1"),
+    "median": ("leaf medians (target-bin centres)", "exponential mechanism", 1.0, "utility"),
+    "counts": ("leaf class counts", "discrete Laplace", 1.0, "L1"),
+    "label": ("leaf majority classes", "permute-and-flip", 1.0, "utility"),
+}
+
+
+class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP tree estimators (and reused by the forests)."""
 
     _criterion = None  # set by subclasses
@@ -406,7 +420,9 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
     def _training_data(self, X, y, n_jobs=1):
         """The validated, binned rows of ``fit(X, y)``: in memory, or left in a source
         read block by block (memmaps, :class:`dptrees.Blocks`, Dask), closed at the end.
-        Everything is validated here, before anything is spent."""
+        Everything is validated here, before anything is spent. A data frame's column
+        names become ``feature_names_in_``."""
+        check_feature_names(self, X, reset=True)
         if not is_blockwise(X, y):
             yield self._prepare(X, y, n_jobs)
             return
@@ -416,14 +432,39 @@ class _BaseDPTree(AccountantMixin, BaseEstimator):
         finally:
             source.close()
 
+    _composition = ("pure epsilon-DP. Along a record's root-to-leaf path the releases "
+                    "compose sequentially (one node per depth); nodes of one depth hold "
+                    "disjoint records (parallel composition). Total: the sum over the "
+                    "ledger of epsilon x count.")
+
     def _record_fit(self, data, epsilon, budget):
         self.binner_ = data.binner
         self.n_features_in_ = data.n_features
         self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
         self.privacy_leaks_ = list(data.leaks)
         self.epsilon_spent_ = epsilon
+        self.delta_spent_ = 0.0
         self.budget_ = dict(budget)
         self.max_depth_ = self._fit_max_depth
+        self.privacy_ledger_ = self._tree_ledger(budget, trees_per_record=1)
+
+    def _tree_ledger(self, budget, trees_per_record):
+        """The releases a record takes part in: per tree, ``max_depth + 1`` noisy counts,
+        ``max_depth`` split choices and one leaf release (sensitivities derived in
+        :mod:`dptrees._core._builder`), in ``trees_per_record`` trees."""
+        d, t = self._fit_max_depth, trees_per_record
+        selection = ("permute-and-flip" if self.selection == "permute_and_flip"
+                     else "exponential mechanism")
+        leaf, mechanism, sensitivity, norm = _LEAF_RELEASES[self._leaf_name()]
+        return [
+            ledger_entry("node counts", "discrete Laplace", 1.0, epsilon=budget["count"],
+                         count=(d + 1) * t),
+            ledger_entry(f"split choices ({self._criterion_name()} utility)", selection,
+                         _UTILITY_SENSITIVITY[self._criterion_name()] + _FLOAT_MARGIN,
+                         norm="utility", epsilon=budget["split"], count=d * t),
+            ledger_entry(leaf, mechanism, sensitivity, norm=norm, epsilon=budget["leaf"],
+                         count=t),
+        ]
 
     def _codes(self, X):
         check_is_fitted(self, "binner_")
@@ -665,7 +706,11 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     ----------
     tree_ : Tree
         The fitted tree (node arrays).
-    epsilon_spent_ : float
+    epsilon_spent_, delta_spent_ : float
+        The fit's guarantee (``delta_spent_`` is 0: pure DP).
+    privacy_ledger_ : list of dict
+        Each kind of release: mechanism, sensitivity, epsilon, and how many a record
+        takes part in (:meth:`privacy_report` prints it).
     budget_ : dict
         Epsilon of each kind of release (``"count"``, ``"split"``, ``"leaf"``).
     privacy_leaks_ : list of str
@@ -760,7 +805,8 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
         The noisy class prior leaves were shrunk towards (None if ``prior_strength=0``).
     leaf_pseudo_count_ : float
         The number of virtual prior records added to each leaf.
-    epsilon_spent_, budget_, privacy_leaks_, n_features_in_, bounds_
+    epsilon_spent_, delta_spent_, privacy_ledger_, budget_, privacy_leaks_, n_features_in_,
+    bounds_
         As for :class:`DPDecisionTreeRegressor`.
     """
 

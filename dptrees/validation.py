@@ -58,6 +58,7 @@ __all__ = [
     "check_classes",
     "check_delta",
     "check_epsilon",
+    "check_feature_names",
     "check_features",
     "check_in",
     "check_positive_int",
@@ -518,6 +519,20 @@ def _estimator_label(estimator):
     return type(estimator).__name__
 
 
+def check_feature_names(estimator, X, *, reset):
+    """Keep the column names of a data frame ``X`` as ``estimator.feature_names_in_``
+    (``reset=True``, at fit), or check that ``X`` has the names and order seen at fit
+    (``reset=False``), with scikit-learn's rules and messages: a frame with other or
+    reordered columns is refused; a frame where an array was fitted (or the reverse)
+    gives a warning. Arrays, memmaps and block sources have no names."""
+    try:  # scikit-learn >= 1.6
+        from sklearn.utils.validation import _check_feature_names
+    except ImportError:  # pragma: no cover - scikit-learn < 1.6
+        estimator._check_feature_names(X, reset=reset)
+    else:
+        _check_feature_names(estimator, X, reset=reset)
+
+
 def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
     """Validate a feature matrix and return it as C-contiguous float64.
 
@@ -531,7 +546,9 @@ def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
     estimator : str or estimator, optional
         Name (or instance) of the calling estimator, used in the feature-count message
         ``"X has 3 features, but <estimator> is expecting 5 features as input"``. Pass
-        it: scikit-learn's ``check_estimator`` looks for a one-word name there.
+        it: scikit-learn's ``check_estimator`` looks for a one-word name there. With a
+        fitted estimator and ``n_features``, the column names of a data frame are checked
+        against ``feature_names_in_`` (:func:`check_feature_names`).
     name : str, default="X"
         Name used in error messages.
     copy : bool, default=False
@@ -550,6 +567,8 @@ def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
         For complex values, NaN or infinity, input that is not 2-D, empty input, ragged
         lists, and a feature count different from ``n_features``.
     """
+    if n_features is not None and estimator is not None and not isinstance(estimator, str):
+        check_feature_names(estimator, X, reset=False)
     arr = _to_numpy(X, name)
     if arr.ndim != 2:
         if arr.ndim == 0:
@@ -718,30 +737,100 @@ def _pair(bounds, name, what):
     is_pair = isinstance(bounds, (tuple, list)) and len(bounds) == 2
     is_pair = is_pair or (isinstance(bounds, np.ndarray) and bounds.ndim >= 1 and bounds.shape[0] == 2)
     if not is_pair:
-        hint = ""
         shape = np.shape(bounds) if isinstance(bounds, (tuple, list, np.ndarray)) else None
-        if shape is not None and len(shape) == 2 and shape[1] == 2:
-            hint = (
-                f" It looks like a list of per-feature (lower, upper) pairs of shape {shape}; "
-                f"pass a pair of arrays instead, e.g. {name}=tuple(np.asarray({name}).T)."
-            )
         raise TypeError(
             f"{name} must be None or a pair (lower, upper) of {what}; got "
-            f"{type(bounds).__name__}{'' if shape is None else f' of shape {shape}'}.{hint}"
+            f"{type(bounds).__name__}{'' if shape is None else f' of shape {shape}'}."
         )
     return bounds[0], bounds[1]
 
 
-def check_bounds(bounds, X, *, n_features=None, name="bounds"):
+def _numeric_table(bounds):
+    """``bounds`` as a 2-D float64 array if it is a nested sequence of numbers, else None."""
+    if isinstance(bounds, (str, bytes, dict)) or not isinstance(bounds, (tuple, list, np.ndarray)):
+        return None
+    try:
+        table = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return table if table.ndim == 2 else None
+
+
+def _bounds_by_feature(bounds, name, n_features, feature_names):
+    """``{feature: (low, high)}`` (keys: column names, or indices) as two arrays."""
+    names = None if feature_names is None else [str(f) for f in feature_names]
+    lower, upper = np.full(n_features, np.nan), np.full(n_features, np.nan)
+    for key, interval in bounds.items():
+        if isinstance(key, str):
+            if names is None or key not in names:
+                known = "the data has no column names" if names is None else (
+                    f"columns are {_listed(names)}")
+                raise ValueError(f"{name}: unknown column {key!r} ({known})")
+            j = names.index(key)
+        elif isinstance(key, numbers.Integral) and not isinstance(key, bool) \
+                and 0 <= key < n_features:
+            j = int(key)
+        else:
+            raise ValueError(f"{name}: keys must be column names or feature indices in "
+                             f"[0, {n_features}), got {key!r}")
+        if not np.isnan(lower[j]):
+            raise ValueError(f"{name}: feature {key!r} is given twice")
+        low, high = _pair(interval, f"{name}[{key!r}]", "numbers")
+        lower[j] = _bound_side(low, "lower", name, 1)[0]
+        upper[j] = _bound_side(high, "upper", name, 1)[0]
+    missing = np.flatnonzero(np.isnan(lower))
+    if missing.size:
+        label = [names[j] if names else j for j in missing]
+        raise ValueError(f"{name}: no bounds for {_listed(label)}; a dict "
+                         "must give every feature's public (lower, upper)")
+    return lower, upper
+
+
+def _bounds_arrays(bounds, name, n_features, feature_names):
+    """``lower``, ``upper`` arrays from any accepted layout of ``bounds``: a pair
+    ``(lower, upper)`` of scalars or arrays, one ``(lower, upper)`` pair per feature
+    (shape ``(n_features, 2)``), or a dict by column name or index. A 2 x 2 table for
+    two features is read the only way that gives every feature ``lower < upper``,
+    refused as ambiguous if both ways do, and read as a pair if neither does; a pair of
+    numpy arrays is always a pair."""
+    if isinstance(bounds, dict):
+        return _bounds_by_feature(bounds, name, n_features, feature_names)
+    table = _numeric_table(bounds)
+    if table is not None and table.shape == (n_features, 2) and n_features != 2:
+        return table[:, 0].copy(), table[:, 1].copy()
+    sides_are_arrays = (isinstance(bounds, (tuple, list)) and len(bounds) == 2
+                        and all(isinstance(side, np.ndarray) for side in bounds))
+    if table is not None and table.shape == (2, 2) and n_features == 2 and not sides_are_arrays:
+        as_pair = bool(np.all(table[0] < table[1]))
+        as_rows = bool(np.all(table[:, 0] < table[:, 1]))
+        if as_pair and as_rows:
+            raise ValueError(
+                f"{name}={bounds!r} is ambiguous for 2 features: it reads both as a pair "
+                "(lower, upper) of arrays and as one (lower, upper) pair per feature. Give a "
+                f"dict by feature, e.g. {name}={{0: (0, 1), 1: (0, 1)}}, or the two sides "
+                "as numpy arrays, (np.array(lower), np.array(upper))")
+        if as_rows:
+            return table[:, 0].copy(), table[:, 1].copy()
+    low, high = _pair(bounds, name, "scalars or arrays of length n_features, one (lower, "
+                                    "upper) pair per feature, or a dict by feature")
+    return (_bound_side(low, "lower", name, n_features),
+            _bound_side(high, "upper", name, n_features))
+
+
+def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=None):
     """Validate public per-feature bounds, or read them from ``X`` with a privacy warning.
 
     Parameters
     ----------
-    bounds : None or pair (lower, upper)
-        Each of ``lower`` and ``upper`` is a scalar (used for every feature) or an
-        array-like of length ``n_features``. Note the layout: a pair of arrays, not a
-        list of per-feature pairs. ``None`` reads ``X.min(axis=0)`` and ``X.max(axis=0)``
-        from the data and issues a :class:`~dptrees.exceptions.PrivacyLeakWarning`.
+    bounds : None, pair (lower, upper), per-feature pairs or dict
+        ``(lower, upper)``: each a scalar (used for every feature) or an array-like of
+        length ``n_features``. Or one ``(lower, upper)`` pair per feature, shape
+        ``(n_features, 2)``. Or a dict ``{feature: (lower, upper)}`` giving every feature,
+        keyed by column name (``feature_names``) or index. A 2 x 2 table for two features
+        is read the only way that gives every feature ``lower < upper``, and refused as
+        ambiguous when both ways do (a pair of numpy arrays is always a pair). ``None``
+        reads ``X.min(axis=0)`` and ``X.max(axis=0)`` from the data and issues a
+        :class:`~dptrees.exceptions.PrivacyLeakWarning`.
     X : array-like of shape (n_samples, n_features) or None
         The (already validated) training data. Its values are only read when ``bounds``
         is None; otherwise only its shape is used (and X may be None if ``n_features``
@@ -750,6 +839,8 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds"):
         Number of features; defaults to ``X.shape[1]``.
     name : str, default="bounds"
         Name of the estimator's parameter, used in messages and in the leak record.
+    feature_names : array-like of str, optional
+        The columns' names (``feature_names_in_``), for a dict keyed by name.
 
     Returns
     -------
@@ -794,9 +885,7 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds"):
         leak = warn_privacy_leak("feature bounds", param=name)
         return Bounds(lower, upper, leak)
 
-    low, high = _pair(bounds, name, "scalars or arrays of length n_features")
-    lower = _bound_side(low, "lower", name, n_features)
-    upper = _bound_side(high, "upper", name, n_features)
+    lower, upper = _bounds_arrays(bounds, name, n_features, feature_names)
     lower, upper = _check_interval(lower, upper, name, label)
     return Bounds(lower, upper, None)
 

@@ -167,11 +167,11 @@ def test_weights_stay_in_public_bounds_and_ledger_adds_up():
     noisy = est.noisy_rounds_
     assert np.all(np.isnan(est.weight_ranges_[~noisy]))
     assert not np.isnan(est.weight_ranges_[noisy]).any()
-    total = sum(e for _, e in est.privacy_ledger_)
+    total = sum(e["epsilon"] * e["count"] for e in est.privacy_ledger_)
     assert total <= est.epsilon_spent_ and total == pytest.approx(2.0, rel=1e-9)
     assert acc.spent == (2.0, 0.0) and len(acc) == 1
     assert est.n_noisy_rounds_ == 9 and est.noisy_count_ is not None
-    labels = [label for label, _ in est.privacy_ledger_]
+    labels = [e["release"] for e in est.privacy_ledger_]
     assert "round 2: noisy max weight" in labels and "round 1: leaf totals" in labels
 
 

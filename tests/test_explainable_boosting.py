@@ -768,7 +768,7 @@ def test_density_release_sensitivity():
     calls = []
 
     class Plan:
-        def release(self, values, sensitivity, budget, rng):
+        def release(self, values, sensitivity, budget, rng, label=None):
             calls.append((np.array(values), sensitivity))
             return np.array(values)
 

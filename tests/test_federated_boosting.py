@@ -21,7 +21,7 @@ from scipy import stats as sps
 from sklearn.base import clone
 from support import ALPHA, audit_samplers
 
-from dptrees import PrivacyLeakWarning
+from dptrees import EarlyStopWarning, PrivacyLeakWarning
 from dptrees._binning import Binner
 from dptrees.accounting import RDPAccountant
 from dptrees.boosting._trees import draw_random_structure
@@ -124,7 +124,9 @@ def test_reproducible_and_clone():
 def test_stops_before_the_delta_bound():
     X, y, clients = federation()
     est = classifier(n_estimators=500, epsilon=1.0, delta=1e-5, noise_multiplier=4.0,
-                     sampling_probability=0.2).fit(X, y, clients)
+                     sampling_probability=0.2)
+    with pytest.warns(EarlyStopWarning, match=r"stopped after \d+ of 500 boosting rounds"):
+        est.fit(X, y, clients)
     assert 1 <= est.n_iter_ < 500
     assert est.delta_spent_ <= 1e-5
     # one more round would have passed the bound

@@ -213,6 +213,10 @@ def test_results_do_not_depend_on_n_jobs(monkeypatch, split):
     np.testing.assert_array_equal(one.predict(X), two.predict(X))
     for ta, tb in zip(one.estimators_, two.estimators_):
         np.testing.assert_array_equal(ta[0].feature, tb[0].feature)
+    # joblib's meaning, as on every estimator: None is one thread, -1 every core
+    for n_jobs in (None, -1):
+        other = regressor(n_estimators=4, split=split, max_depth=3, n_jobs=n_jobs).fit(X, y)
+        np.testing.assert_array_equal(one.predict(X), other.predict(X))
         np.testing.assert_array_equal(ta[0].value, tb[0].value)
 
 
@@ -328,7 +332,8 @@ BAD_PARAMS = [
     (dict(init_fraction=0.0), ValueError), (dict(init_fraction=1.0), ValueError),
     (dict(init_fraction=np.nan), ValueError), (dict(init_fraction=True), ValueError),
     (dict(split_fraction=0.0), ValueError), (dict(split_fraction=1.2), ValueError),
-    (dict(n_jobs=0), ValueError), (dict(verbose="loud"), ValueError),
+    (dict(n_jobs=0), ValueError), (dict(n_jobs=1.5), TypeError),
+    (dict(verbose="loud"), ValueError),
     (dict(accountant="acc"), TypeError), (dict(bounds=(1.0, 0.0)), ValueError),
 ]
 
@@ -519,8 +524,10 @@ def record_releases(monkeypatch):
     calls = []
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
-        out = real(self, values, sensitivity, budget, rng, l2_factor, compose=compose)
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+                label="release"):
+        out = real(self, values, sensitivity, budget, rng, l2_factor, compose=compose,
+                   label=label)
         calls.append(dict(values=np.array(values, dtype=float, copy=True),
                           sensitivity=sensitivity, budget=budget, l2_factor=l2_factor,
                           noise=self.noise, out=np.array(out, dtype=float, copy=True)))
@@ -769,7 +776,8 @@ def test_audit_private_split_histogram_release_gaussian(record_audit, monkeypatc
 def ignore_feature_factor(monkeypatch):
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+                label="release"):
         return real(self, values, sensitivity, budget, rng)  # forgets l2_factor
 
     monkeypatch.setattr(_gradient._NoisePlan, "release", release)

@@ -567,7 +567,7 @@ BAD_PARAMS = [
     ({"bounds": (1, 0)}, ValueError, "lower bound exceeds upper bound"),
     ({"bounds": (0, float("nan"))}, ValueError, "finite"),
     ({"bounds": ([0, 0], [1, 1])}, ValueError, "features"),
-    ({"bounds": [[0, 1], [0, 1], [0, 1]]}, TypeError, "pair"),
+    ({"bounds": [[0, 1], [0, 1], [0, 1], [0, 1]]}, TypeError, "pair"),
     ({"bounds": "01"}, TypeError, "bounds"),
     ({"y_bounds": (3, -1)}, ValueError, "lower bound exceeds upper bound"),
     ({"y_bounds": (0, float("inf"))}, ValueError, "finite"),

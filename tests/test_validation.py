@@ -410,7 +410,7 @@ def test_check_bounds_inferred_constant_column_is_widened():
         ((0, 1, 2), TypeError, r"bounds must be None or a pair \(lower, upper\)"),
         (5.0, TypeError, r"bounds must be None or a pair \(lower, upper\).*got float"),
         ("ab", TypeError, r"bounds must be None or a pair"),
-        ([(0, 1), (0, 1), (0, 1)], TypeError, r"list of per-feature \(lower, upper\) pairs of shape \(3, 2\)"),
+        ([(0, 1)] * 4, TypeError, r"bounds must be None or a pair \(lower, upper\).*shape \(4, 2\)"),
         (("0", 1), TypeError, r"bounds: lower must be a number or an array of numbers, got '0'"),
         ((None, 1), TypeError, r"bounds: lower must be a number"),
         ((0, ["a", "b", "c"]), TypeError, r"upper must be a number or an array of numbers, got dtype <U1"),

@@ -70,14 +70,16 @@ def is_blockwise(X, y=None):
     return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, Parquet, np.memmap))
 
 
-def public_binner(source, bounds, n_bins, max_rows):
+def public_binner(source, bounds, n_bins, max_rows, feature_names=None):
     """The binning of ``source``'s features over the public ``bounds``, and the leaks
     of public inputs read from data: ``(binner, leaks)``. ``bounds=None`` reads them
-    from the data (per-block min/max), with a ``PrivacyLeakWarning``."""
+    from the data (per-block min/max), with a ``PrivacyLeakWarning``; a dict of bounds
+    may name the columns ``feature_names``."""
     if source.n_samples > max_rows:
         raise ValueError(f"at most {max_rows} rows are supported, got {source.n_samples}")
     data = source.feature_minmax() if bounds is None else None
-    checked = check_bounds(bounds, data, n_features=source.n_features)
+    checked = check_bounds(bounds, data, n_features=source.n_features,
+                           feature_names=feature_names)
     leaks = [] if checked.leak is None else [checked.leak]
     return Binner(checked.lower, checked.upper, n_bins), leaks
 

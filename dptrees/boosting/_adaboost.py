@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
+from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
@@ -27,6 +28,7 @@ from dptrees.boosting._weak_learners import (
 from dptrees.exceptions import BudgetExceededError
 from dptrees.mechanisms import laplace_mechanism, noisy_count
 from dptrees.validation import (
+    check_feature_names,
     check_epsilon,
     check_features,
     check_in,
@@ -145,11 +147,13 @@ class _Data:
     blocks from a memmap or Parquet file, on Dask); :meth:`close` removes its files."""
 
     def __init__(self, estimator, X, y):
+        check_feature_names(estimator, X, reset=True)
         self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs))
         try:
             classes, class_leak = source.encode_classes(estimator.classes)
             binner, leaks = public_binner(source, estimator.bounds, estimator.n_bins,
-                                          _MAX_ROWS)
+                                          _MAX_ROWS,
+                                          getattr(estimator, "feature_names_in_", None))
             if len(classes) > 256:
                 raise ValueError(f"at most 256 classes are supported, got {len(classes)}")
             source.bin(binner)
@@ -195,7 +199,8 @@ def _real(value, name, *, minimum, maximum=None, open_min=False, open_max=False)
 # The estimator
 
 
-class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
+class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
+                           BaseEstimator):
     """Differentially private AdaBoost (SAMME) with noisy weight schedules.
 
     The DPAda family of Zhang, Dong, Xu & Wang ("AdaBoost based on objective
@@ -369,9 +374,10 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
     epsilon_spent_ : float
     budget_ : dict
         Budget of each kind of release.
-    privacy_ledger_ : list of (str, float)
-        Every release of the fit and its epsilon; the epsilons compose (sequentially) to
-        at most ``epsilon_spent_``.
+    privacy_ledger_ : list of dict
+        Every release of the fit (:func:`dptrees._report.ledger_entry`: mechanism,
+        sensitivity, epsilon); the epsilons compose (sequentially) to at most
+        ``epsilon_spent_``. :meth:`privacy_report` prints it.
     privacy_leaks_ : list of str
     bounds_ : tuple of ndarray
     binner_ : Binner
@@ -461,6 +467,11 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- fitting
 
+    _composition = ("pure epsilon-DP: every record takes part in every round (sequential "
+                    "composition); within a learner, nodes of a level hold disjoint records "
+                    "(parallel composition), so a record pays one split choice per level. "
+                    "Total: the sum over the ledger of epsilon x count.")
+
     def fit(self, X, y):
         """Fit the boosted ensemble, spending ``epsilon`` once from the accountant.
 
@@ -513,6 +524,7 @@ class DPAdaBoostClassifier(ClassifierMixin, AccountantMixin, BaseEstimator):
         self.noisy_count_ = state["noisy_count"]
         self.privacy_ledger_ = state["ledger"]
         self.epsilon_spent_ = params.epsilon
+        self.delta_spent_ = 0.0
         self.budget_ = {
             "count": plan.count,
             "weights": plan.per_noisy_round * plan.n_noisy,
@@ -684,7 +696,8 @@ def _boost(data, params, noisy_rounds, plan, rng):
     if plan.n_noisy > 0:
         # a record count: sensitivity 1
         n_hat = noisy_count(n, epsilon=plan.count, random_state=count_rng)
-        ledger.append(("noisy record count", plan.count))
+        ledger.append(ledger_entry("noisy record count", "discrete Laplace", 1.0,
+                                   epsilon=plan.count))
     learners, alphas, errors = [], np.zeros(m), np.zeros(m)
     weight_bounds = np.zeros((m, 2))
     weight_ranges = np.full((m, 4), np.nan)
@@ -700,8 +713,9 @@ def _boost(data, params, noisy_rounds, plan, rng):
             wr = noisy_weight_range(rows.extremes(), lower=lower, upper=upper,
                                     epsilon_max=eps_max, epsilon_min=eps_min,
                                     mean_reference=ref, random_state=round_rng)
-            ledger.append((f"round {k + 1}: noisy max weight", eps_max))
-            ledger.append((f"round {k + 1}: noisy min weight", eps_min))
+            for side, eps in (("max", eps_max), ("min", eps_min)):
+                ledger.append(ledger_entry(f"round {k + 1}: noisy {side} weight",
+                                           "Laplace", upper - lower, epsilon=eps))
             weight_ranges[k] = wr
             # Clip into the noisy range and rescale by the public noisy max so the
             # largest weight is 1 again (SAMME is invariant to a common factor): without
@@ -717,8 +731,11 @@ def _boost(data, params, noisy_rounds, plan, rng):
                                  epsilon_split=plan.split, epsilon_leaf=plan.leaf,
                                  random_state=round_rng, binner=data.binner)
         for level in range(params.max_depth):
-            ledger.append((f"round {k + 1}: split level {level}", plan.split))
-        ledger.append((f"round {k + 1}: leaf totals", plan.leaf))
+            ledger.append(ledger_entry(f"round {k + 1}: split level {level}",
+                                       "permute-and-flip (weighted error utility)", upper,
+                                       norm="utility", epsilon=plan.split))
+        ledger.append(ledger_entry(f"round {k + 1}: leaf totals", "Laplace", upper,
+                                   epsilon=plan.leaf))
         if prior_vote:
             if prior_label is None:  # round 1: every weight is 1, totals are class counts
                 prior_label = int(np.argmax(_noisy_class_counts(tree)))

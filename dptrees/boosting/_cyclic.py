@@ -146,7 +146,8 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         """
         cap = cls.density_clip(n_features)
         exact = np.array([rows.capped_active_features(cap), cap * n_samples], dtype=float)
-        noisy = plan.release(exact, math.sqrt(2.0) * cap, budget, rng)
+        noisy = plan.release(exact, math.sqrt(2.0) * cap, budget, rng,
+                             label="active-feature density (capped sum, scaled count)")
         return float(np.clip(cap * noisy[0] / max(noisy[1], cap), 0.0, cap))
 
     def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
@@ -236,6 +237,11 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
 
         # The filter guarantees the filtered releases together are `filtered`-zCDP.
         plan.rdp.compose_zcdp(filtered)
+        plan.record(f"bin sums and intercept steps, {n_cycles} cycles",
+                    "filtered discrete Gaussian", 1.0, "L2", rho=filtered,
+                    note="individual Renyi filter (Feldman & Zrnic; "
+                         "dptrees._individual_filter): each record pays for its own "
+                         "clipped contribution and stops at this total")
         self.intercept_ = intercept
         self.term_scores_ = scores
         self._history = history
@@ -320,6 +326,9 @@ _ATTRIBUTES_DOC = """
     epsilon_spent_, delta_spent_ : float
         The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
         neighbours, every record (individual accounting included).
+    privacy_ledger_ : list of dict
+        Each kind of release: mechanism, sensitivity, budget (``rho`` or ``epsilon``)
+        and count (:meth:`privacy_report` prints it).
     rdp_accountant_ : RDPAccountant
         The initial score's release and the filter's zCDP total, composed.
     privacy_leaks_ : list of str

@@ -70,9 +70,10 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._params import store_params
-from dptrees._parallel import n_threads
+from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
+from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees.accounting import (
     INTEGER_ORDERS,
     AccountantMixin,
@@ -96,6 +97,7 @@ from dptrees.mechanisms import (
     laplace_mechanism,
 )
 from dptrees.validation import (
+    check_feature_names,
     check_delta,
     check_epsilon,
     check_in,
@@ -172,6 +174,22 @@ class _NoisePlan:
         self.total = total * (1 - 1e-12)
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
+        self._ledger = {}  # one entry per kind of release, counted (privacy_ledger_)
+
+    def record(self, release, mechanism, sensitivity, norm, **budget):
+        """Count one release of a kind in the ledger (releases of the same kind, mechanism,
+        sensitivity and budget share an entry)."""
+        key = (release, mechanism, sensitivity, norm, tuple(sorted(budget.items())))
+        entry = self._ledger.get(key)
+        if entry is None:
+            self._ledger[key] = ledger_entry(release, mechanism, sensitivity, norm=norm,
+                                             **budget)
+        else:
+            entry["count"] += 1
+
+    def ledger(self):
+        """The ledger of the releases so far (``privacy_ledger_``)."""
+        return [dict(entry) for entry in self._ledger.values()]
 
     def subsampled_budget(self, init_budget, n_releases):
         """The per-release budget ``1 / (2 z**2)`` of ``n_releases`` Poisson-subsampled
@@ -181,16 +199,22 @@ class _NoisePlan:
                                           n_releases, init_budget,
                                           self.total - init_budget)
 
-    def compose_subsampled(self, budget):
+    def compose_subsampled(self, budget, release):
         """Record one Poisson-subsampled release of total budget ``budget`` (its parts,
         drawn on the same sample, are one Gaussian mechanism of multiplier
         ``1 / sqrt(2 budget)``: their integer-order moments multiply)."""
-        self.rdp.compose_subsampled_discrete_gaussian(self.subsample,
-                                                      1.0 / math.sqrt(2.0 * budget))
+        z = 1.0 / math.sqrt(2.0 * budget)
+        self.rdp.compose_subsampled_discrete_gaussian(self.subsample, z)
+        self.record(release, "subsampled discrete Gaussian", 1.0, "L2", rho=budget,
+                    noise_multiplier=z, sampling_rate=self.subsample,
+                    note="Poisson sample; parts on one sample as one Gaussian, sensitivity "
+                         "in units of each part's own; accounted as Renyi DP")
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True):
+    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+                label="release"):
         """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
-        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace).
+        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace); ``label``
+        names the kind of release in the ledger.
         ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
         self.n_releases += 1
         if self.noise == "gaussian":
@@ -199,9 +223,14 @@ class _NoisePlan:
                 self.pld.compose_discrete_gaussian(noise_multiplier)
             elif compose:
                 self.rdp.compose_zcdp(budget)
+            if compose:
+                self.record(label, "discrete Gaussian", sensitivity * l2_factor, "L2",
+                            rho=budget, noise_multiplier=noise_multiplier)
             return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
                                       noise_multiplier=noise_multiplier, random_state=rng)
         self.epsilons.append(budget)
+        self.record(label, "discrete Laplace", sensitivity * l2_factor**2, "L1",
+                    epsilon=budget)
         return laplace_mechanism(values, sensitivity=sensitivity * l2_factor**2,
                                  epsilon=budget, random_state=rng)
 
@@ -231,15 +260,32 @@ class _NoisePlan:
         return math.fsum(self.epsilons), 0.0
 
 
-class _BoostingFitMixin:
+class _BoostingFitMixin(PrivacyReportMixin):
     """What the boosting estimators share around the boosting itself: binning over the
     public bounds, the fixed-point scales, the DP initial score and the fitted privacy
     attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
 
+    @property
+    def _composition(self):
+        if getattr(self, "noise", "gaussian") == "laplace":
+            return ("pure epsilon-DP: every record takes part in every release "
+                    "(sequential composition); total: the sum over the ledger of epsilon "
+                    "x count.")
+        if getattr(self, "accounting", "rdp") == "pld":
+            return ("each release is a discrete Gaussian mechanism (rho-zCDP, rho = "
+                    "1 / (2 z**2)); all are composed by a privacy-loss-distribution "
+                    "accountant and converted to (epsilon, delta).")
+        return ("each release is a discrete Gaussian mechanism (rho-zCDP, rho = 1 / (2 "
+                "z**2)); releases compose by adding rho (subsampled ones as Renyi DP at "
+                "integer orders), and rdp_accountant_ converts the total to (epsilon, "
+                "delta).")
+
     @contextmanager
     def _open(self, X, y):
         """The source of ``fit(X, y)``'s rows (:func:`dptrees._sources.open_source`),
-        closed (its temporary files removed) when the fit ends or fails."""
+        closed (its temporary files removed) when the fit ends or fails. A data frame's
+        column names become ``feature_names_in_``."""
+        check_feature_names(self, X, reset=True)
         source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)))
         try:
             yield source
@@ -248,7 +294,8 @@ class _BoostingFitMixin:
 
     def _binner(self, source):
         """The binning over the public bounds (read from the data if None: a leak)."""
-        return public_binner(source, self.bounds, self.n_bins, _MAX_ROWS)
+        return public_binner(source, self.bounds, self.n_bins, _MAX_ROWS,
+                             getattr(self, "feature_names_in_", None))
 
     def _bin(self, X):
         """Bin codes of in-memory ``X``: ``(binner, codes, leaks)``."""
@@ -279,10 +326,13 @@ class _BoostingFitMixin:
         record moves one count, or the sum of targets in [0, 1], by at most 1)."""
         if n_init_cells == 2 and isinstance(loss, SquaredError):
             total, count = init_values
-            noisy_sum = plan.release(total, 1.0, budget / 2, rng)
-            noisy_count = plan.release(float(count), 1.0, budget / 2, rng)
+            noisy_sum = plan.release(total, 1.0, budget / 2, rng,
+                                     label="initial score: sum of targets in [0, 1]")
+            noisy_count = plan.release(float(count), 1.0, budget / 2, rng,
+                                       label="initial score: record count")
             return loss.init_score(noisy_sum, noisy_count)
-        return loss.init_score(plan.release(init_values, 1.0, budget, rng))
+        return loss.init_score(plan.release(init_values, 1.0, budget, rng,
+                                            label="initial score: class counts"))
 
     def _store_fit(self, binner, leaks, plan, epsilon):
         """The fitted attributes every boosting estimator shares: the binning, the
@@ -298,6 +348,7 @@ class _BoostingFitMixin:
         self.epsilon_spent_ = float(spent_epsilon)
         self.delta_spent_ = float(spent_delta)
         self.rdp_accountant_ = plan.rdp
+        self.privacy_ledger_ = plan.ledger()
 
 
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
@@ -311,7 +362,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
         self._check_tree_params()
         check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
-        check_positive_int(self.n_jobs, "n_jobs", maximum=256)
+        check_n_jobs(self.n_jobs)
         check_in(self.split, "split", ("random", "private", "hybrid"))
         _check_fraction(self.init_fraction, "init_fraction")
         _check_fraction(self.split_fraction, "split_fraction")
@@ -358,8 +409,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         g = exact[..., 0] / ctx.g_scale
         h = exact[..., 1] / ctx.h_scale
         l2 = math.sqrt(ctx.n_features)
-        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2)
-        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2)
+        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2,
+                             label="split histograms: gradient sums")
+        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2,
+                             label="split histograms: Hessian sums")
         return np.stack([g, h], axis=-1)
 
     def _best_split(self, hist):
@@ -408,12 +461,13 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         subsampled = ctx.plan.subsample is not None
         g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
                              ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise,
-                             compose=not subsampled)
+                             compose=not subsampled, label="leaf gradient sums")
         h = ctx.plan.release(sums[:, 1] / ctx.h_scale, ctx.h_sens,
                              ctx.leaf_budget * _HESSIAN_SHARE, rng_noise,
-                             compose=not subsampled)
+                             compose=not subsampled, label="leaf Hessian sums")
         if subsampled:  # G and H of one sample: one subsampled Gaussian
-            ctx.plan.compose_subsampled(ctx.leaf_budget)
+            ctx.plan.compose_subsampled(ctx.leaf_budget,
+                                        "leaf gradient and Hessian sums of a Poisson sample")
         values = -g / (np.maximum(h, 0.0) + ctx.leaf_regulariser)
         if self.leaf_clip is not None:
             values = np.clip(values, -self.leaf_clip, self.leaf_clip)
@@ -485,8 +539,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         )
         trees = []
         step = self.learning_rate / self.batch_size
-        with ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else nullcontext() as executor:
-            rows = source.boosting_rows(loss, fixed, init, self.n_bins, self.n_jobs, executor)
+        threads = n_threads(self.n_jobs)
+        with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as executor:
+            rows = source.boosting_rows(loss, fixed, init, self.n_bins, threads, executor)
             for round_ in range(self.n_estimators):
                 if round_ % self.batch_size == 0:
                     rows.start_batch()
@@ -678,8 +733,9 @@ _COMMON_PARAMS_DOC = """
         ``noise="gaussian"`` and ``accounting="rdp"`` only.
 """ + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
         Print the privacy spent after every round.
-    n_jobs : int, default=1
-        Threads for the histograms of large nodes (``split`` other than "random").
+    n_jobs : int, optional
+        Threads for the row blocks and the histograms of large nodes. ``None`` means 1,
+        -1 all cores (joblib's meaning). The model does not depend on it.
 """
 
 _ATTRIBUTES_DOC = """
@@ -692,6 +748,9 @@ _ATTRIBUTES_DOC = """
     epsilon_spent_, delta_spent_ : float
         The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
         neighbours (``delta_spent_ = 0`` for Laplace noise).
+    privacy_ledger_ : list of dict
+        Each kind of release: mechanism, sensitivity, budget (``rho`` or ``epsilon``)
+        and count (:meth:`privacy_report` prints it).
     rdp_accountant_ : RDPAccountant or None
         Every Gaussian release of the fit, composed (``accounting="rdp"``).
     pld_accountant_ : PLDAccountant or None
@@ -732,7 +791,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
-                 random_state=None, verbose=0, n_jobs=1):
+                 random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
 
 class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _LogLossFit,
@@ -765,5 +824,5 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=1.0, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
-                 random_state=None, verbose=0, n_jobs=1):
+                 random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())

@@ -50,13 +50,16 @@ for record-level add/remove neighbours (a client of one record is the add/remove
 """
 
 import copy
+import warnings
 import numbers
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dptrees._report import CLIENT, ledger_entry
 from dptrees._sources._clients import ClientRows
 from dptrees._params import store_params
+from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
 from dptrees.boosting._gradient import _BaseDPGradientBoosting
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
@@ -68,6 +71,7 @@ from dptrees.boosting._trees import (
 )
 from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
 from dptrees.validation import (
+    check_feature_names,
     check_classes,
     check_delta,
     check_epsilon,
@@ -276,6 +280,14 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                       f"{history[-1]['n_sampled']} clients, clip {s:.4g}, delta "
                       f"{aggregator.spent()[1]:.3g} at epsilon {epsilon:g}", flush=True)
 
+        if len(model.trees) < self.n_estimators:
+            warnings.warn(
+                f"{type(self).__name__} stopped after {len(model.trees)} of "
+                f"{self.n_estimators} boosting rounds: one more round would push delta past "
+                f"{delta:g} at epsilon={epsilon:g} (noise_multiplier="
+                f"{self.noise_multiplier!r}, sampling probability {q:g}). Lower "
+                "n_estimators, or raise noise_multiplier or epsilon, to run them all.",
+                EarlyStopWarning, stacklevel=3)
         self.estimators_ = model.trees
         self._step = model.step
         self.init_score_ = model.init_score
@@ -292,7 +304,40 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self.clip_norm_ = aggregator.clip_norm
         self.history_ = history
         self.hessian_weight_ = hessian_weight
+        self.privacy_ledger_ = self._federated_ledger(aggregator, init_dim, dimension)
         return self
+
+    _neighbours = CLIENT
+    _composition = ("every federated round is a Poisson-subsampled discrete Gaussian "
+                    "mechanism on the sum of clipped client vectors, composed at integer "
+                    "Renyi orders (or with a PLD accountant); training stops before a "
+                    "round would push delta at epsilon past the delta bound. The fit "
+                    "charges (epsilon, delta) to its accountant once.")
+
+    def _federated_ledger(self, aggregator, init_dim, dimension):
+        """The releases of the fit: one per round, each client-level (clipped to ``S``)."""
+        common = dict(noise_multiplier=aggregator.noise_multiplier,
+                      sampling_rate=aggregator.sampling_probability, neighbours=CLIENT,
+                      clip_norm="adaptive" if aggregator.clip.adaptive
+                      else aggregator.clip_norm)
+        mechanism = "subsampled discrete Gaussian"
+        ledger = [ledger_entry("initial score: client class counts or target sums",
+                               mechanism, aggregator.sensitivity(init_dim), norm="L2",
+                               **common)]
+        if aggregator.rounds > 1:
+            ledger.append(ledger_entry("per-leaf gradient and weighted Hessian sums, one "
+                                       "round per boosting round", mechanism,
+                                       aggregator.sensitivity(dimension), norm="L2",
+                                       count=aggregator.rounds - 1, **common))
+        if aggregator.clip.adaptive:
+            ledger.append(ledger_entry(
+                "adaptive clip: clients within the bound (centred count)",
+                "subsampled discrete Gaussian", 0.5, norm="L2",
+                count=aggregator.rounds, neighbours=CLIENT,
+                noise_multiplier=2.0 * aggregator.clip.bit_noise_multiplier,
+                sampling_rate=aggregator.sampling_probability,
+                note="accounted jointly with the round's sum (Andrew et al. 2021)"))
+        return ledger
 
 
 _PARAMS_DOC = """
@@ -368,6 +413,9 @@ _ATTRS_DOC = """
         The guarantee: ``(epsilon_spent_, delta_spent_)``-DP for neighbouring federations
         that differ by one whole client (the aggregator's ``spent()``: ``epsilon`` and the
         accountant's delta there, at most ``delta``).
+    privacy_ledger_ : list of dict
+        Each kind of release: mechanism, sensitivity, budget (``rho`` or ``epsilon``)
+        and count (:meth:`privacy_report` prints it).
     rdp_accountant_ : RDPAccountant or None
         Every federated round, composed (integer Renyi orders); None with
         ``accounting="pld"``.
@@ -430,6 +478,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
         self
         """
         self._params = self._check_fed_params()
+        check_feature_names(self, X, reset=True)
         try:
             X = check_features(X)
             if y is None:
@@ -491,6 +540,7 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
         self
         """
         self._params = self._check_fed_params()
+        check_feature_names(self, X, reset=True)
         try:
             X = check_features(X)
             y = check_targets_regression(y, X.shape[0])
