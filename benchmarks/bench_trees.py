@@ -68,7 +68,7 @@ QUICK = {"n_samples": 20_000, "n_features": 10, "repeat": 1, "n_estimators": 10}
 KINDS = ("dp_tree", "dp_tree_threads", "sklearn_tree", "dp_forest", "sklearn_forest")
 DESCRIPTIONS = {
     "dp_tree": "dptrees DPDecisionTreeRegressor",
-    "dp_tree_threads": "dptrees DPDecisionTreeRegressor n_jobs",
+    "dp_tree_threads": "dptrees DP tree, n_jobs threads",
     "sklearn_tree": "sklearn DecisionTreeRegressor",
     "dp_forest": "dptrees DPPartitionForestRegressor",
     "sklearn_forest": "sklearn ExtraTreesRegressor",
