@@ -36,10 +36,10 @@ class Binner:
         """Bin codes of ``X`` (C-contiguous float64, validated by the caller), shape (n, p),
         ``n_threads`` blocks of rows at a time (the kernel releases the GIL)."""
         codes = np.empty(X.shape, dtype=np.uint8)
-        cuts = np.linspace(0, X.shape[0], max(1, n_threads) + 1).astype(np.intp)
         if n_threads <= 1 or X.shape[0] < _THREAD_MIN_ROWS:
             _binning.bin_features(X, self.lower, self.upper, self.n_bins, codes)
             return codes
+        cuts = np.linspace(0, X.shape[0], n_threads + 1).astype(np.intp)
 
         def run(a, b):
             _binning.bin_features(X[a:b], self.lower, self.upper, self.n_bins, codes[a:b])

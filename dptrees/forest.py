@@ -75,6 +75,10 @@ class _BaseDPForest(_BaseDPTree):
     #: partition forests grow greedy trees; DP ExtraTrees use the random splitter
     _greedy = False
 
+    def _trees_per_record(self):
+        """A record is in one tree of a partition forest, in every tree otherwise."""
+        return 1 if self._uses_partition() else self.n_estimators_
+
     def _uses_partition(self):
         if not isinstance(self.partition, (bool, np.bool_)):
             raise TypeError(f"partition must be True or False, got {self.partition!r}")
@@ -125,11 +129,9 @@ class _BaseDPForest(_BaseDPTree):
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 self.estimators_ = list(pool.map(grow, range(n_trees)))
         self._post_process(self.estimators_, budget)
-        self._record_fit(data, epsilon, budget)
-        # a record is in one tree of a partition forest, in every tree otherwise
-        self.privacy_ledger_ = self._tree_ledger(budget, 1 if partition else n_trees)
-        self.tree_epsilon_ = tree_epsilon
         self.n_estimators_ = n_trees
+        self._record_fit(data, epsilon, budget)
+        self.tree_epsilon_ = tree_epsilon
         self.max_features_ = max_features
         return self
 

@@ -446,13 +446,17 @@ class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
         self.delta_spent_ = 0.0
         self.budget_ = dict(budget)
         self.max_depth_ = self._fit_max_depth
-        self.privacy_ledger_ = self._tree_ledger(budget, trees_per_record=1)
+        self.privacy_ledger_ = self._tree_ledger(budget)
 
-    def _tree_ledger(self, budget, trees_per_record):
+    def _trees_per_record(self):
+        """Trees a record is in (forests override this)."""
+        return 1
+
+    def _tree_ledger(self, budget):
         """The releases a record takes part in: per tree, ``max_depth + 1`` noisy counts,
         ``max_depth`` split choices and one leaf release (sensitivities derived in
-        :mod:`dptrees._core._builder`), in ``trees_per_record`` trees."""
-        d, t = self._fit_max_depth, trees_per_record
+        :mod:`dptrees._core._builder`), in each of its :meth:`_trees_per_record` trees."""
+        d, t = self._fit_max_depth, self._trees_per_record()
         selection = ("permute-and-flip" if self.selection == "permute_and_flip"
                      else "exponential mechanism")
         leaf, mechanism, sensitivity, norm = _LEAF_RELEASES[self._leaf_name()]

@@ -809,16 +809,9 @@ cdef class TreeBuilder:
                                int64_t* totals, int64_t* left, int n_threads) noexcept nogil:
         """Statistics of all rows and of each candidate's left side; a large node's
         candidates are shared among ``n_threads`` threads."""
-        cdef Py_ssize_t i, c, wd = self.width
-        memset(totals, 0, wd * sizeof(int64_t))
+        cdef Py_ssize_t c, wd = self.width
+        self._row_totals(y_fixed, labels, idx, start, end, totals)
         memset(left, 0, k * wd * sizeof(int64_t))
-        if self.criterion == CRITERION_MSE:
-            for i in range(start, end):
-                totals[1] += y_fixed[idx[i]]
-        else:
-            for i in range(start, end):
-                totals[1 + labels[idx[i]]] += 1
-        totals[0] = end - start
         if n_threads < 2 or end - start < THREAD_MIN_ROWS:
             for c in range(k):
                 self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
