@@ -95,6 +95,18 @@ class PLDAccountant:
         self._releases = 0
         self._cache = {}
 
+    def __getstate__(self):
+        """The composed releases as plain lists (files keep string keys only); the
+        cache of computed privacy-loss distributions is rebuilt on demand."""
+        state = dict(self.__dict__, _cache={})
+        state["_subsampled"] = [[q, z, n] for (q, z), n in self._subsampled.items()]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state["_subsampled"] = Counter({(q, z): n for q, z, n in state["_subsampled"]})
+        self.__dict__.update(state)
+
     @property
     def steps(self):
         """int: Number of releases composed."""

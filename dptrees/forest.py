@@ -12,14 +12,19 @@ Two families on one implementation:
   each tree a disjoint part and the full ``epsilon`` instead.
 """
 
-import math
 from concurrent.futures import ThreadPoolExecutor
+import math
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._docs import estimator_doc
+from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._progress import Progress
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
 from dptrees.tree import (
@@ -90,7 +95,7 @@ class _BaseDPForest(_BaseDPTree):
             return auto_n_estimators(epsilon)
         return check_positive_int(self.n_estimators, "n_estimators")
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the forest, spending ``epsilon`` once from the accountant.
 
         With ``partition`` each tree gets the full ``epsilon`` on its own disjoint part
@@ -104,6 +109,7 @@ class _BaseDPForest(_BaseDPTree):
         epsilon = self._check_params()
         n_trees = self._resolve_n_estimators(epsilon)
         check_n_jobs(self.n_jobs)
+        check_positive_int(self.verbose, "verbose", minimum=0)
         partition = bool(self._uses_partition())
         tree_epsilon = epsilon if partition else epsilon / n_trees
         budget = self._tree_budget(tree_epsilon)
@@ -123,10 +129,14 @@ class _BaseDPForest(_BaseDPTree):
             per_tree = max(1, n_threads(self.n_jobs) // threads)
 
             def grow(k):
-                return self._grow(data.part(k) if partition else data, builder, streams[k],
+                tree = self._grow(data.part(k) if partition else data, builder, streams[k],
                                   per_tree)
+                progress.step(epsilon=f"{tree_epsilon:g} per tree" + (
+                    " on its own part" if partition else f", {epsilon:g} in all"))
+                return tree
 
-            with ThreadPoolExecutor(max_workers=threads) as pool:
+            with ThreadPoolExecutor(max_workers=threads) as pool, \
+                    Progress(self, n_trees, "tree") as progress:
                 self.estimators_ = list(pool.map(grow, range(n_trees)))
         self._post_process(self.estimators_, budget)
         self.n_estimators_ = n_trees
@@ -140,17 +150,24 @@ class _BaseDPForest(_BaseDPTree):
         codes = self._codes(X)
         return np.mean([tree.predict(codes) for tree in self.estimators_], axis=0)
 
-    def apply(self, X):
+    def apply(self, X: ArrayLike) -> np.ndarray:
         """Leaf index of each sample in each tree, shape (n_samples, n_estimators)."""
         check_is_fitted(self, "estimators_")
         codes = self._codes(X)
         return np.column_stack([tree.apply(codes) for tree in self.estimators_])
 
-    def get_depth(self):
+    def get_depth(self) -> int:
         check_is_fitted(self, "estimators_")
         return max(tree.max_depth for tree in self.estimators_)
 
-    def get_n_leaves(self):
+    @property
+    def feature_importances_(self):
+        """The trees' released-value importances (see
+        :attr:`DPDecisionTreeRegressor.feature_importances_`), summed, normalised."""
+        check_is_fitted(self, "estimators_")
+        return ensemble_importances(self.estimators_, self.n_features_in_)
+
+    def get_n_leaves(self) -> int:
         check_is_fitted(self, "estimators_")
         return sum(tree.n_leaves for tree in self.estimators_)
 
@@ -165,7 +182,7 @@ class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
         super()._record_fit(data, epsilon, budget)
         self._record_targets(data)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' predictions (post-processing: no privacy cost)."""
         return self._average(X)
 
@@ -180,11 +197,11 @@ class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPFo
         super()._record_fit(data, epsilon, budget)
         self._record_targets(data)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' class probabilities (post-processing)."""
         return self._average(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class under the averaged probabilities."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -195,12 +212,27 @@ _COMMON_DOC = """
         Threads that grow trees in parallel (the compiled builder releases the GIL).
         ``None`` means 1, -1 all cores. Results do not depend on it: every tree has its
         own random streams.
+    verbose : int, default=0
+        Show the trees' progress (budget, time left): a tqdm bar if tqdm is installed,
+        else plain lines (see :mod:`dptrees._progress`).
     **tree parameters
         ``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``n_bins``,
         ``selection``, ``budget_weights``, ``bounds``, ``accountant``, ``random_state``
         as for the single trees (:mod:`dptrees.tree`)."""
 
 
+@estimator_doc(
+    task='regression',
+    see_also=[('DPDecisionTreeRegressor', 'the single tree each part grows'),
+              ('DPExtraTreesRegressor', 'random candidate splits, every tree on all the data')],
+    references=['hoang2020'],
+    example='''
+>>> from dptrees import DPPartitionForestRegressor
+>>> forest = DPPartitionForestRegressor(n_estimators=10, epsilon=1.0, bounds=bounds,
+...                                     y_bounds=y_bounds, random_state=0).fit(X, y)
+>>> len(forest.estimators_), forest.tree_epsilon_
+(10, 1.0)
+''')
 class DPPartitionForestRegressor(_RegressionForest):
     __doc__ = """Differentially private partition forest (Hoang & Nguyen 2020).
 
@@ -236,7 +268,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     def __init__(self, n_estimators=25, epsilon=1.0, *, max_depth=5, min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
-                 accountant=None, n_jobs=None, random_state=None):
+                 accountant=None, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -252,8 +284,21 @@ class DPPartitionForestRegressor(_RegressionForest):
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPDecisionTreeClassifier', 'the single tree each part grows'),
+              ('DPExtraTreesClassifier', 'random candidate splits')],
+    references=['hoang2020'],
+    example='''
+>>> from dptrees import DPPartitionForestClassifier
+>>> forest = DPPartitionForestClassifier(n_estimators=4, epsilon=1.0, bounds=(0, 1),
+...                                      classes=[0, 1], random_state=0).fit(X, y)
+>>> forest.predict(X[:3]).shape
+(3,)
+''')
 class DPPartitionForestClassifier(_ClassificationForest):
     __doc__ = """Differentially private partition forest of classification trees.
 
@@ -292,7 +337,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
     def __init__(self, n_estimators="auto", epsilon=1.0, *, max_depth="auto", min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, n_jobs=None, random_state=None):
+                 classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -308,6 +353,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
 
 _EXTRA_DOC = """
@@ -351,6 +397,18 @@ _MAX_FEATURES_NOTE = """ The
         The candidates are drawn without reading the data whatever ``K``."""
 
 
+@estimator_doc(
+    task='regression',
+    see_also=[('DPPartitionForestRegressor', 'greedy trees on disjoint parts'),
+              ('DPGradientBoostingRegressor', 'boosted random trees with Gaussian noise')],
+    references=['diffpets'],
+    example='''
+>>> from dptrees import DPExtraTreesRegressor
+>>> forest = DPExtraTreesRegressor(n_estimators=5, epsilon=1.0, bounds=bounds,
+...                                y_bounds=y_bounds, random_state=0).fit(X, y)
+>>> forest.feature_importances_.shape
+(8,)
+''')
 class DPExtraTreesRegressor(_RegressionForest):
     __doc__ = ("""Differentially private ExtraTrees for regression (DiffPETs).
 """ + _EXTRA_DOC.format(
@@ -374,7 +432,7 @@ class DPExtraTreesRegressor(_RegressionForest):
                  max_depth=5, min_samples_split=20, min_samples_leaf=10, n_bins=40,
                  leaf="mean", selection="exponential", budget_weights=(1.0, 1.0, 1.0),
                  n_target_bins=64, bounds=None, y_bounds=None, accountant=None, n_jobs=None,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_features = max_features
@@ -392,8 +450,21 @@ class DPExtraTreesRegressor(_RegressionForest):
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPPartitionForestClassifier', 'greedy trees on disjoint parts'),
+              ('DPExplainableBoostingClassifier', 'the strongest classifier at small epsilon')],
+    references=['diffpets'],
+    example='''
+>>> from dptrees import DPExtraTreesClassifier
+>>> forest = DPExtraTreesClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+...                                 random_state=0).fit(X, y)
+>>> forest.predict(X[:3]).shape
+(3,)
+''')
 class DPExtraTreesClassifier(_ClassificationForest):
     __doc__ = ("""Differentially private ExtraTrees for classification (DiffPETs).
 """ + _EXTRA_DOC.format(
@@ -421,7 +492,7 @@ class DPExtraTreesClassifier(_ClassificationForest):
                  partition=False, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, n_jobs=None, random_state=None):
+                 classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_features = max_features
@@ -439,3 +510,4 @@ class DPExtraTreesClassifier(_ClassificationForest):
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose

@@ -109,11 +109,14 @@ empty fit part) is visible. Use enough rows.
 
 from __future__ import annotations
 
+from typing import Self
+
 import inspect
 import math
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
@@ -297,7 +300,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- fit ---------------------------------------------------------------------------
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Run the search on ``(X, y)``; spends ``(epsilon, 0)`` once.
 
         Returns
@@ -370,15 +373,15 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- delegation --------------------------------------------------------------------
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from dptrees._tables import category_codes, columns_of
 from dptrees.validation import check_in
 
 __all__ = ["PublicSchemaEncoder"]
@@ -20,20 +21,6 @@ __all__ = ["PublicSchemaEncoder"]
 def _is_bounds(spec):
     return (isinstance(spec, tuple) and len(spec) == 2
             and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec))
-
-
-def _columns_of(X, n_columns):
-    """The columns of a DataFrame, a 2-D array or a list of rows, as 1-D object arrays."""
-    if hasattr(X, "iloc") and hasattr(X, "columns"):  # a pandas DataFrame
-        columns = [np.asarray(X.iloc[:, j], dtype=object) for j in range(X.shape[1])]
-    else:
-        arr = np.asarray(X, dtype=object)
-        if arr.ndim != 2:
-            raise ValueError(f"expected a 2-D table, got an array of shape {arr.shape}")
-        columns = [arr[:, j] for j in range(arr.shape[1])]
-    if len(columns) != n_columns:
-        raise ValueError(f"the schema has {n_columns} columns, the data {len(columns)}")
-    return columns
 
 
 class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
@@ -108,28 +95,21 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         self.feature_names_out_ = np.array(names, dtype=object)
         self.n_features_in_ = len(self.schema)
         if X is not None:
-            _columns_of(X, self.n_features_in_)
+            columns_of(X, self.n_features_in_)
         return self
 
     def _codes(self, column, lookup, j):
         values = column
         if self.strip:
             values = np.array([v.strip() if isinstance(v, str) else v for v in column], dtype=object)
-        codes = np.fromiter((lookup.get(v, -1) for v in values), dtype=np.int64, count=len(values))
-        unknown = codes < 0
-        if unknown.any():
-            examples = sorted({repr(v) for v in values[unknown]})[:5]
-            raise ValueError(
-                f"column {j} has values outside its public categories: {', '.join(examples)}"
-            )
-        return codes
+        return category_codes(values, lookup, f"column {j}")
 
     def transform(self, X):
         """The encoded features, float64 of shape (n_samples, n_features_out)."""
         if not hasattr(self, "bounds_"):
             self.fit()
         out = []
-        for j, (column, lookup) in enumerate(zip(_columns_of(X, self.n_features_in_),
+        for j, (column, lookup) in enumerate(zip(columns_of(X, self.n_features_in_),
                                                  self._lookups)):
             if lookup is None:
                 try:

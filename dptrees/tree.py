@@ -7,17 +7,21 @@ is its classification twin with the Gini utility. Both run on the compiled engin
 of each release; this module decides the budget of each kind of release.
 """
 
+from contextlib import contextmanager
 import math
 import numbers
-from contextlib import contextmanager
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._binning import Binner
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
+from dptrees._docs import estimator_doc
+from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
@@ -28,12 +32,12 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._sources._rows import TreeTargets, assign_partitions
+from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
 from dptrees._tree_growth import grow_from_statistics
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
 from dptrees.validation import (
-    check_feature_names,
     check_bounds,
     check_classes,
     check_epsilon,
@@ -153,7 +157,7 @@ class _PreparedData:
     def _bin_features(self, estimator, X, n_threads):
         if X.shape[0] > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        bounds = check_bounds(estimator.bounds, X, n_features=X.shape[1],
+        bounds = check_bounds(public_bounds(estimator), X, n_features=X.shape[1],
                               feature_names=getattr(estimator, "feature_names_in_", None))
         self.leaks = [] if bounds.leak is None else [bounds.leak]
         self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
@@ -212,7 +216,7 @@ class _SourceData:
 
     def _bin_features(self, estimator, source):
         self.source = source
-        self.binner, self.leaks = public_binner(source, estimator.bounds, estimator.n_bins,
+        self.binner, self.leaks = public_binner(source, public_bounds(estimator), estimator.n_bins,
                                                 _MAX_ROWS,
                                                 getattr(estimator, "feature_names_in_", None))
         self.n_bins = estimator.n_bins
@@ -390,7 +394,7 @@ class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
     def _post_process(self, trees, budget):
         """Post-process the released values of the fitted ``trees`` (default: nothing)."""
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the tree, spending ``epsilon`` from the accountant.
 
         Parameters
@@ -422,7 +426,7 @@ class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
         read block by block (memmaps, :class:`dptrees.Blocks`, Dask), closed at the end.
         Everything is validated here, before anything is spent. A data frame's column
         names become ``feature_names_in_``."""
-        check_feature_names(self, X, reset=True)
+        X = fit_columns(self, X)
         if not is_blockwise(X, y):
             yield self._prepare(X, y, n_jobs)
             return
@@ -475,16 +479,25 @@ class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
         X = check_features(X, n_features=self.n_features_in_, estimator=self)
         return self.binner_.transform(X)
 
-    def apply(self, X):
+    def apply(self, X: ArrayLike) -> np.ndarray:
         """Index of the leaf each sample lands in."""
         codes = self._codes(X)
         return self.tree_.apply(codes)
 
-    def get_depth(self):
+    def get_depth(self) -> int:
         check_is_fitted(self, "tree_")
         return self.tree_.max_depth
 
-    def get_n_leaves(self):
+    @property
+    def feature_importances_(self):
+        """Impurity-based importance of each feature, from released values only
+        (post-processing, no privacy cost; see :mod:`dptrees._importances`): the
+        decrease in squared error or Gini impurity of every split, computed from the
+        released noisy counts and leaf values, summed by feature, normalised to 1."""
+        check_is_fitted(self, "tree_")
+        return ensemble_importances([self.tree_], self.n_features_in_)
+
+    def get_n_leaves(self) -> int:
         check_is_fitted(self, "tree_")
         return self.tree_.n_leaves
 
@@ -644,10 +657,7 @@ _TREE_PARAMS_DOC = """
         Relative budget of a noisy count, a split choice and a leaf release (see
         :func:`split_tree_budget`). Equal weights are the papers' equal split (the
         regressors' default); the classifiers' default is ``(0.5, 2.0, 1.0)``.
-    bounds : tuple (lower, upper), optional
-        Public feature bounds (scalars or arrays of length ``n_features``). If omitted they
-        are read from the data with a ``PrivacyLeakWarning``: the model is then not DP.
-    accountant : BudgetAccountant, optional
+""" + BOUNDS_DOC + """    accountant : BudgetAccountant, optional
         Where the fit's ``epsilon`` is spent; default: the default accountant.
     n_jobs : int, optional
         Threads for binning and for the statistics of large nodes (OpenMP in the compiled
@@ -658,6 +668,20 @@ _TREE_PARAMS_DOC = """
         reproducible and recomputable by anyone who knows it."""
 
 
+@estimator_doc(
+    task='regression',
+    see_also=[('DPPartitionForestRegressor', 'one tree per disjoint part of the data, full epsilon each'),
+              ('DPGradientBoostingRegressor', 'boosted trees, usually more accurate for the same budget')],
+    references=['hoang2020', 'mcsherry2007'],
+    example='''
+>>> from dptrees import DPDecisionTreeRegressor
+>>> tree = DPDecisionTreeRegressor(epsilon=1.0, max_depth=4, bounds=bounds,
+...                                y_bounds=y_bounds, random_state=0).fit(X, y)
+>>> tree.predict(X[:3]).shape
+(3,)
+>>> tree.epsilon_spent_, tree.get_depth() <= 4
+(1.0, True)
+''')
 class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree):
     __doc__ = """Differentially private greedy regression tree (Hoang & Nguyen 2020).
 
@@ -752,7 +776,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
         super()._record_fit(data, epsilon, budget)
         self._record_targets(data)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted targets: the released value of each sample's leaf.
 
         Prediction is post-processing of the released tree and costs no privacy.
@@ -761,6 +785,20 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
         return self.tree_.predict(codes)
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPPartitionForestClassifier', 'one tree per disjoint part of the data'),
+              ('DPExplainableBoostingClassifier', 'the strongest classifier at small epsilon')],
+    references=['hoang2020', 'mcsherry2007'],
+    example='''
+>>> from dptrees import DPDecisionTreeClassifier
+>>> clf = DPDecisionTreeClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+...                                random_state=0).fit(X, y)
+>>> clf.predict_proba(X[:2]).shape
+(2, 2)
+>>> print(clf.privacy_report()["epsilon_spent"])
+1.0
+''')
 class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseDPTree):
     __doc__ = """Differentially private greedy classification tree.
 
@@ -842,12 +880,12 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
         super()._record_fit(data, epsilon, budget)
         self._record_targets(data)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities of each sample's leaf (post-processing: no privacy cost)."""
         codes = self._codes(X)
         return self.tree_.predict(codes)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class of each sample's leaf."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]

@@ -501,8 +501,10 @@ def _check_all_finite(arr, name):
     if nan.any():
         where = tuple(int(i) for i in np.unravel_index(int(np.argmax(nan)), arr.shape))
         raise ValueError(
-            f"Input {name} contains NaN (first at index {where}). dptrees does not handle "
-            "missing values: replace them with a public value first."
+            f"Input {name} contains NaN (first at index {where}). Missing values are "
+            "supported in categorical columns (give the column's public categories in "
+            "`bounds`; a missing value is a category of its own), not in numeric ones: "
+            "replace them with a public value first."
         )
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(~np.isfinite(arr))), arr.shape))
     raise ValueError(
@@ -569,6 +571,9 @@ def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
     """
     if n_features is not None and estimator is not None and not isinstance(estimator, str):
         check_feature_names(estimator, X, reset=False)
+        encoding = getattr(estimator, "_table_encoding", None)  # see dptrees._tables
+        if encoding is not None:
+            X = encoding.transform(X)
     arr = _to_numpy(X, name)
     if arr.ndim != 2:
         if arr.ndim == 0:
@@ -760,6 +765,7 @@ def _bounds_by_feature(bounds, name, n_features, feature_names):
     """``{feature: (low, high)}`` (keys: column names, or indices) as two arrays."""
     names = None if feature_names is None else [str(f) for f in feature_names]
     lower, upper = np.full(n_features, np.nan), np.full(n_features, np.nan)
+    from_data = []
     for key, interval in bounds.items():
         if isinstance(key, str):
             if names is None or key not in names:
@@ -773,17 +779,21 @@ def _bounds_by_feature(bounds, name, n_features, feature_names):
         else:
             raise ValueError(f"{name}: keys must be column names or feature indices in "
                              f"[0, {n_features}), got {key!r}")
-        if not np.isnan(lower[j]):
+        if not np.isnan(lower[j]) or j in from_data:
             raise ValueError(f"{name}: feature {key!r} is given twice")
+        if interval is None:
+            from_data.append(j)
+            continue
         low, high = _pair(interval, f"{name}[{key!r}]", "numbers")
         lower[j] = _bound_side(low, "lower", name, 1)[0]
         upper[j] = _bound_side(high, "upper", name, 1)[0]
+    lower[from_data] = upper[from_data] = 0.0  # placeholders, read from the data later
     missing = np.flatnonzero(np.isnan(lower))
     if missing.size:
         label = [names[j] if names else j for j in missing]
         raise ValueError(f"{name}: no bounds for {_listed(label)}; a dict "
                          "must give every feature's public (lower, upper)")
-    return lower, upper
+    return lower, upper, from_data
 
 
 def _bounds_arrays(bounds, name, n_features, feature_names):
@@ -792,9 +802,15 @@ def _bounds_arrays(bounds, name, n_features, feature_names):
     (shape ``(n_features, 2)``), or a dict by column name or index. A 2 x 2 table for
     two features is read the only way that gives every feature ``lower < upper``,
     refused as ambiguous if both ways do, and read as a pair if neither does; a pair of
-    numpy arrays is always a pair."""
+    numpy arrays is always a pair. Also returns the features whose bounds a dict leaves
+    to be read from the data (value ``None``)."""
     if isinstance(bounds, dict):
         return _bounds_by_feature(bounds, name, n_features, feature_names)
+    return (*_bounds_pair_arrays(bounds, name, n_features), [])
+
+
+def _bounds_pair_arrays(bounds, name, n_features):
+    """``lower``, ``upper`` from the layouts of ``bounds`` other than a dict."""
     table = _numeric_table(bounds)
     if table is not None and table.shape == (n_features, 2) and n_features != 2:
         return table[:, 0].copy(), table[:, 1].copy()
@@ -874,20 +890,24 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=Non
     def label(i):
         return f"feature {int(i)}"
 
+    leaks = list(getattr(bounds, "leaks", ()))  # categories read by dptrees._tables
     if bounds is None:
+        lower, upper, from_data = np.zeros(n_features), np.zeros(n_features), slice(None)
+        what = "feature bounds"
+    else:
+        lower, upper, from_data = _bounds_arrays(bounds, name, n_features, feature_names)
+        what = f"bounds of {_listed(label(j) for j in from_data)}"
+    if bounds is None or from_data:
         if Xa is None:
             raise ValueError(f"{name} is None and no data X was given to read them from")
         if Xa.shape[0] == 0:
             raise ValueError(f"cannot read {name} from X: X has 0 samples")
-        Xf = _numeric_float64(Xa, "X")
-        lower, upper = Xf.min(axis=0), Xf.max(axis=0)
-        lower, upper = _check_interval(lower, upper, f"{name} (read from X)", label)
-        leak = warn_privacy_leak("feature bounds", param=name)
-        return Bounds(lower, upper, leak)
-
-    lower, upper = _bounds_arrays(bounds, name, n_features, feature_names)
+        Xf = _numeric_float64(Xa[:, from_data], "X")
+        _check_all_finite(Xf, "X")
+        lower[from_data], upper[from_data] = Xf.min(axis=0), Xf.max(axis=0)
+        leaks.append(warn_privacy_leak(what, param=name))
     lower, upper = _check_interval(lower, upper, name, label)
-    return Bounds(lower, upper, None)
+    return Bounds(lower, upper, "; ".join(leaks) or None)
 
 
 def check_y_bounds(y_bounds, y, *, name="y_bounds"):

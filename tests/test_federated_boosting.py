@@ -193,13 +193,38 @@ def test_adaptive_clip_instance_is_copied_whole():
     (lambda c: np.where(np.arange(c.size) == 3, -1, c), ">= 0"),
     (lambda c: c + 0.5, "integer"),
     (lambda c: np.where(np.arange(c.size) == 3, np.nan, c), "integer"),
-    (lambda c: None, "clients"),
+    (lambda c: None, "every row is a client of its own, but X has 6000 rows"),
     (lambda c: c.reshape(-1, 2), "1D"),
 ])
 def test_bad_clients(bad, match):
     X, y, clients = federation()
     with pytest.raises(ValueError, match=match):
         classifier().fit(X, y, bad(clients))
+
+
+def test_without_clients_every_record_is_a_client():
+    X, y, _ = federation(n=600)
+    est = classifier(n_clients=600, n_estimators=5)
+    fitted = clone(est).fit(X, y)
+    twin = clone(est).fit(X, y, clients=np.arange(600))
+    np.testing.assert_array_equal(fitted.predict_proba(X), twin.predict_proba(X))
+    assert fitted.privacy_report()["neighbours"].startswith("add/remove one record")
+    assert twin.privacy_report()["neighbours"].startswith("add/remove one client")
+    assert all(e["neighbours"] == fitted.privacy_report()["neighbours"]
+               for e in fitted.privacy_ledger_)
+
+
+def test_clients_are_routed_as_metadata():
+    from sklearn import config_context
+    from sklearn.model_selection import cross_val_score
+
+    X, y, clients = federation(n=1200)
+    with config_context(enable_metadata_routing=True):
+        est = classifier(n_estimators=5).set_fit_request(clients=True)
+        scores = cross_val_score(est, X, y, cv=2, params={"clients": clients})
+        unrouted = cross_val_score(classifier(n_estimators=5, n_clients=1200), X, y, cv=2)
+    assert scores.shape == unrouted.shape == (2,)
+    assert (scores > 0.5).all()
 
 
 def test_bad_clients_type_and_range():

@@ -196,9 +196,9 @@ def test_missing_value_in_numeric_column_is_a_clear_error(value):
     np.array([["red", 5]], dtype=object),
 ])
 def test_wrong_column_count_is_an_error(X):
-    with pytest.raises(ValueError, match="the schema has 3 columns, the data"):
+    with pytest.raises(ValueError, match="expected a table of 3 columns, got"):
         encoder().transform(X)
-    with pytest.raises(ValueError, match="the schema has 3 columns, the data"):
+    with pytest.raises(ValueError, match="expected a table of 3 columns, got"):
         encoder().fit(X)
 
 

@@ -5,18 +5,23 @@ sensitivity; the weak learner is :func:`dptrees.boosting._weak_learners.fit_weig
 and the schedules live in :mod:`dptrees.boosting._schedules`.
 """
 
+from collections.abc import Iterator
 import math
 import numbers
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._docs import estimator_doc
+from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
+from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
 from dptrees.boosting._weak_learners import (
@@ -28,7 +33,6 @@ from dptrees.boosting._weak_learners import (
 from dptrees.exceptions import BudgetExceededError
 from dptrees.mechanisms import laplace_mechanism, noisy_count
 from dptrees.validation import (
-    check_feature_names,
     check_epsilon,
     check_features,
     check_in,
@@ -147,11 +151,11 @@ class _Data:
     blocks from a memmap or Parquet file, on Dask); :meth:`close` removes its files."""
 
     def __init__(self, estimator, X, y):
-        check_feature_names(estimator, X, reset=True)
+        X = fit_columns(estimator, X)
         self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs))
         try:
             classes, class_leak = source.encode_classes(estimator.classes)
-            binner, leaks = public_binner(source, estimator.bounds, estimator.n_bins,
+            binner, leaks = public_binner(source, public_bounds(estimator), estimator.n_bins,
                                           _MAX_ROWS,
                                           getattr(estimator, "feature_names_in_", None))
             if len(classes) > 256:
@@ -199,9 +203,20 @@ def _real(value, name, *, minimum, maximum=None, open_min=False, open_max=False)
 # The estimator
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPGradientBoostingClassifier', 'gradient boosting with Gaussian noise')],
+    references=['zhang_adaboost'],
+    example='''
+>>> from dptrees import DPAdaBoostClassifier
+>>> ada = DPAdaBoostClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+...                            random_state=0).fit(X, y)
+>>> ada.epsilon_spent_
+1.0
+''')
 class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
                            BaseEstimator):
-    """Differentially private AdaBoost (SAMME) with noisy weight schedules.
+    __doc__ = """Differentially private AdaBoost (SAMME) with noisy weight schedules.
 
     The DPAda family of Zhang, Dong, Xu & Wang ("AdaBoost based on objective
     perturbation", ``shared/seeds.md`` section 3): multiclass AdaBoost (SAMME) whose
@@ -334,10 +349,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
         weight. 0 (the paper's alpha): on a validation split of Adult's training file a
         margin of 1 or 3 raised the ROC AUC a little at epsilon 0.5-1 but lowered the
         accuracy by 1-3 points, with ``n_estimators="auto"``.
-    bounds : tuple (lower, upper), optional
-        Public feature bounds (scalars or arrays of length ``n_features``); values outside
-        are clipped. Omitted: read from the data with a ``PrivacyLeakWarning`` (not DP).
-    classes : array-like, optional
+""" + BOUNDS_DOC + """    classes : array-like, optional
         The public list of classes (at least 2). Omitted: read from ``y`` with a
         ``PrivacyLeakWarning`` (not DP).
     accountant : BudgetAccountant, optional
@@ -472,7 +484,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
                     "(parallel composition), so a record pays one split choice per level. "
                     "Total: the sum over the ledger of epsilon x count.")
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the boosted ensemble, spending ``epsilon`` once from the accountant.
 
         Parameters
@@ -587,7 +599,15 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
             return pred[:, 1] - pred[:, 0]
         return pred
 
-    def decision_function(self, X):
+    @property
+    def feature_importances_(self):
+        """Importances of the weak learners' votes, weighted by their SAMME weights
+        (post-processing of the released noisy totals and weights; see
+        :mod:`dptrees._importances`)."""
+        check_is_fitted(self, "learners_")
+        return ensemble_importances(self.learners_, self.n_features_in_, self._alphas())
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """SAMME decision values, as scikit-learn's ``AdaBoostClassifier``.
 
         Returns
@@ -601,7 +621,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
             out = (votes, total)
         return self._decision_from_votes(*out)
 
-    def staged_decision_function(self, X):
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Decision values after each boosting round (a generator)."""
         codes = self._codes(X)
         for votes, total in self._staged_votes(codes):
@@ -616,7 +636,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
         e = np.exp(decision)
         return e / e.sum(axis=1, keepdims=True)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities: softmax of the decision / (K - 1), as scikit-learn's SAMME."""
         return self._proba(self.decision_function(X))
 
@@ -625,11 +645,11 @@ class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
             return self.classes_[(decision > 0).astype(np.int64)]
         return self.classes_[np.argmax(decision, axis=1)]
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted class labels."""
         return self._label(self.decision_function(X))
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Predicted labels after each boosting round (a generator)."""
         for decision in self.staged_decision_function(X):
             yield self._label(decision)

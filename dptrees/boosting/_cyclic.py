@@ -51,6 +51,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._docs import estimator_doc
+from dptrees._importances import additive_importances
+from dptrees._progress import Progress
 from dptrees._parallel import check_n_jobs
 from dptrees._params import store_params
 from dptrees._random import check_random_state
@@ -216,6 +219,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
 
         # Within a feature's step (and the intercept's), every output's gradients are
         # those of the scores before the step: the updates are added after all outputs.
+        progress = Progress(self, n_cycles, "cycle")
         for cycle in range(n_cycles):
             rows.start_cycle(cycle_budget)
             for f in rng_order.permutation(n_features):
@@ -232,8 +236,8 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
             intercept += updates
             rows.add_constants(updates)
             history.append((intercept.copy(), scores.copy()))
-            if self.verbose:
-                print(f"[{type(self).__name__}] cycle {cycle + 1}/{n_cycles}", flush=True)
+            progress.step(budget=f"{(cycle + 1) / n_cycles:.0%} of rho={filtered:.4g}")
+        progress.close()
 
         # The filter guarantees the filtered releases together are `filtered`-zCDP.
         plan.rdp.compose_zcdp(filtered)
@@ -255,6 +259,13 @@ class _AdditivePrediction:
     """Raw scores ``intercept_ + sum_f term_scores_[:, f, bin_f(x)]`` (post-processing of
     the released values); before ``BoostedClassifierMixin`` / ``BoostedRegressorMixin``,
     which turn them into predictions. Staged predictions are per cycle."""
+
+    @property
+    def feature_importances_(self):
+        """Each feature's spread of released bin scores (post-processing; see
+        :func:`dptrees._importances.additive_importances`), normalised to 1."""
+        check_is_fitted(self, "term_scores_")
+        return additive_importances(self.term_scores_)
 
     def _codes(self, X):
         check_is_fitted(self, "term_scores_")
@@ -311,7 +322,8 @@ _PARAMS_DOC = """
         (``None`` means 1, -1 all cores). The model does not depend on it: the
         statistics are exact integer sums and every update is per record.
     verbose : int, default=0
-        Print a line after every cycle.
+        Show the cycles' progress (budget spent, time left): a tqdm bar if tqdm is
+        installed, else plain lines (see :mod:`dptrees._progress`).
 """
 
 _ATTRIBUTES_DOC = """
@@ -336,6 +348,17 @@ _ATTRIBUTES_DOC = """
 """
 
 
+@estimator_doc(
+    task='regression',
+    see_also=[('DPGradientBoostingRegressor', 'trees over several features at once')],
+    references=['nori2021', 'feldman2021'],
+    example='''
+>>> from dptrees import DPExplainableBoostingRegressor
+>>> ebm = DPExplainableBoostingRegressor(epsilon=1.0, bounds=bounds, y_bounds=y_bounds,
+...                                      random_state=0).fit(X, y)
+>>> ebm.term_scores_.shape[1]
+8
+''')
 class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, BoostedRegressorMixin,
                                      _SquaredErrorFit, _BaseDPExplainableBoosting):
     __doc__ = (
@@ -370,6 +393,17 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
         store_params(self, locals())
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPGradientBoostingClassifier', 'trees over several features at once')],
+    references=['nori2021', 'feldman2021'],
+    example='''
+>>> from dptrees import DPExplainableBoostingClassifier
+>>> ebm = DPExplainableBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+...                                       random_state=0).fit(X, y)
+>>> float(ebm.score(X, y)) > 0.75
+True
+''')
 class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
                                       BoostedClassifierMixin, _LogLossFit,
                                       _BaseDPExplainableBoosting):

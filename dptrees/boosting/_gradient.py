@@ -52,17 +52,19 @@ conversion at ``delta``. With ``noise="laplace"`` every release is exact discret
 ``accountant`` before the first release.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 import functools
 import math
 import numbers
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from dptrees._core import _fixedpoint
+from dptrees._docs import estimator_doc
 from dptrees._sources import (
     ArraySource,
     encode_regression_targets,
@@ -73,7 +75,9 @@ from dptrees._params import store_params
 from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
+from dptrees._progress import Progress
 from dptrees._report import PrivacyReportMixin, ledger_entry
+from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
 from dptrees.accounting import (
     INTEGER_ORDERS,
     AccountantMixin,
@@ -97,7 +101,6 @@ from dptrees.mechanisms import (
     laplace_mechanism,
 )
 from dptrees.validation import (
-    check_feature_names,
     check_delta,
     check_epsilon,
     check_in,
@@ -285,7 +288,7 @@ class _BoostingFitMixin(PrivacyReportMixin):
         """The source of ``fit(X, y)``'s rows (:func:`dptrees._sources.open_source`),
         closed (its temporary files removed) when the fit ends or fails. A data frame's
         column names become ``feature_names_in_``."""
-        check_feature_names(self, X, reset=True)
+        X = fit_columns(self, X)
         source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)))
         try:
             yield source
@@ -294,7 +297,7 @@ class _BoostingFitMixin(PrivacyReportMixin):
 
     def _binner(self, source):
         """The binning over the public bounds (read from the data if None: a leak)."""
-        return public_binner(source, self.bounds, self.n_bins, _MAX_ROWS,
+        return public_binner(source, public_bounds(self), self.n_bins, _MAX_ROWS,
                              getattr(self, "feature_names_in_", None))
 
     def _bin(self, X):
@@ -542,6 +545,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         threads = n_threads(self.n_jobs)
         with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as executor:
             rows = source.boosting_rows(loss, fixed, init, self.n_bins, threads, executor)
+            progress = Progress(self, self.n_estimators, "round")
             for round_ in range(self.n_estimators):
                 if round_ % self.batch_size == 0:
                     rows.start_batch()
@@ -556,11 +560,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 if round_ % self.batch_size == self.batch_size - 1 or \
                         round_ == self.n_estimators - 1:
                     rows.end_batch()
-                if self.verbose:
-                    spent, _ = plan.spent()
-                    print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
-                          f"epsilon spent {spent:.4f} (delta {delta:g})", flush=True)
+                progress.step(epsilon=f"{plan.spent()[0]:.4g} of {epsilon:g}",
+                              delta=f"{delta:g}")
             rows.close()
+            progress.close()
 
         self.estimators_ = trees
         self._step = step
@@ -628,7 +631,7 @@ class _SquaredErrorFit:
     """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
     and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         params = self._check_params()
         with self._open(X, y) as source:
             source.check_regression_targets()
@@ -653,7 +656,7 @@ class _LogLossFit:
     """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
     ``_fit`` does the boosting on a source of rows."""
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         params = self._check_params()
         with self._open(X, y) as source:
             classes, class_leak = source.encode_classes(self.classes)
@@ -675,9 +678,7 @@ class _LogLossFit:
 # Shared with the cyclic-boosting estimators' docstrings.
 _START_AND_PUBLIC_INPUTS_DOC = """    init_fraction : float, default=0.01
         Share of the budget spent on the DP initial score.
-    bounds : (lower, upper) or None
-        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
-    accountant : BudgetAccountant or None
+""" + BOUNDS_DOC + """    accountant : BudgetAccountant or None
         Where the fit's ``(epsilon, delta)`` is spent; None uses the default accountant.
     random_state : None, int, SeedSequence, BitGenerator or Generator
 """
@@ -732,7 +733,8 @@ _COMMON_PARAMS_DOC = """
         for the same ``(epsilon, delta)``, and cheaper rounds. ``split="random"``,
         ``noise="gaussian"`` and ``accounting="rdp"`` only.
 """ + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
-        Print the privacy spent after every round.
+        Show the rounds' progress (epsilon spent, time left): a tqdm bar if tqdm is
+        installed, else plain lines (see :mod:`dptrees._progress`).
     n_jobs : int, optional
         Threads for the row blocks and the histograms of large nodes. ``None`` means 1,
         -1 all cores (joblib's meaning). The model does not depend on it.
@@ -762,6 +764,18 @@ _ATTRIBUTES_DOC = """
 """
 
 
+@estimator_doc(
+    task='regression',
+    see_also=[('DPExplainableBoostingRegressor', 'additive model with individual accounting'),
+              ('dptrees.federated.DPFederatedGradientBoostingRegressor', 'the same trees across many data holders')],
+    references=['mironov2017'],
+    example='''
+>>> from dptrees import DPGradientBoostingRegressor
+>>> gb = DPGradientBoostingRegressor(epsilon=1.0, delta=1e-6, bounds=bounds,
+...                                  y_bounds=y_bounds, random_state=0).fit(X, y)
+>>> gb.epsilon_spent_ <= 1.0, gb.delta_spent_ <= 1e-6
+(True, True)
+''')
 class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _SquaredErrorFit,
                                   _BaseDPGradientBoosting):
     __doc__ = (
@@ -794,6 +808,18 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
                  random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
 
+@estimator_doc(
+    task='classification',
+    see_also=[('DPExplainableBoostingClassifier', 'additive model with individual accounting'),
+              ('DPAdaBoostClassifier', 'AdaBoost with DP weak learners')],
+    references=['mironov2017'],
+    example='''
+>>> from dptrees import DPGradientBoostingClassifier
+>>> gb = DPGradientBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+...                                   random_state=0).fit(X, y)
+>>> gb.predict_proba(X[:2]).shape
+(2, 2)
+''')
 class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _LogLossFit,
                                    _BaseDPGradientBoosting):
     __doc__ = (

@@ -7,10 +7,14 @@ is complete: internal nodes ``0 .. 2**d - 2`` in heap order (children of ``i`` a
 structures come from a generator that sees no data, the leaf values are already released.
 """
 
+from collections.abc import Iterator
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._core import _histogram
+from dptrees._importances import ensemble_importances
 from dptrees._sources._rows import start_scores
 from dptrees._tree_structure import Tree
 from dptrees.validation import check_features
@@ -89,6 +93,15 @@ class BoostedTreesMixin:
                                            scores[k])
             yield
 
+    @property
+    def feature_importances_(self):
+        """Importances from the released leaf values of every round's trees
+        (post-processing; see :mod:`dptrees._importances`): no counts are released, so
+        every leaf weighs the same."""
+        check_is_fitted(self, "estimators_")
+        trees = [tree for round_trees in self.estimators_ for tree in round_trees]
+        return ensemble_importances(trees, self.n_features_in_)
+
     def _staged_raw(self, X):
         """Raw scores, shape (n_samples, n_outputs), after each round (one array, updated
         in place)."""
@@ -110,11 +123,11 @@ class BoostedRegressorMixin(BoostedTreesMixin):
         lower, upper = self.y_bounds_
         return lower + np.clip(raw[:, 0], 0.0, 1.0) * (upper - lower)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted targets (inside ``y_bounds``)."""
         return self._to_target(self._raw(X))
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Predictions after each round, for learning curves."""
         for raw in self._staged_raw(X):
             yield self._to_target(raw)
@@ -123,27 +136,27 @@ class BoostedRegressorMixin(BoostedTreesMixin):
 class BoostedClassifierMixin(BoostedTreesMixin):
     """Predictions of a log-loss ensemble; ``_loss`` maps raw scores to probabilities."""
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Raw scores: log-odds (binary, shape (n,)) or per-class scores (n, n_classes)."""
         raw = self._raw(X)
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes)."""
         raw = self._raw(X)
         return self._loss.proba(raw)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class of each sample."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def staged_predict_proba(self, X):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Class probabilities after each round, for learning curves."""
         for raw in self._staged_raw(X):
             yield self._loss.proba(raw)
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Predicted classes after each round."""
         for proba in self.staged_predict_proba(X):
             yield self.classes_[np.argmax(proba, axis=1)]

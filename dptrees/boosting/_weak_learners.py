@@ -141,6 +141,16 @@ class WeightedTree(Tree):
         unsure = top2[:, 1] - top2[:, 0] < margin
         self.leaf_label = np.where(unsure, int(label), self.leaf_label).astype(np.int64)
 
+    def leaf_weights_and_means(self):
+        """For :mod:`dptrees._importances`: each leaf weighs its clipped noisy total and
+        holds its vote (the one-hot of its label); internal rows are unused."""
+        n_classes = self.value.shape[1]
+        weight = np.zeros(self.node_count)
+        weight[self.n_internal:] = np.maximum(self.noisy_totals, 0.0).sum(axis=1)
+        vote = np.zeros((self.node_count, n_classes))
+        vote[self.n_internal + np.arange(self.leaf_label.shape[0]), self.leaf_label] = 1.0
+        return weight, vote
+
     def predict(self, codes):
         """Class index predicted for every row of ``codes``."""
         return self.leaf_label[self.leaf_index(codes)]

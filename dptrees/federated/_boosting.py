@@ -50,14 +50,19 @@ for record-level add/remove neighbours (a client of one record is the add/remove
 """
 
 import copy
-import warnings
 import numbers
+from typing import Self
+import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dptrees._report import CLIENT, ledger_entry
+from dptrees._docs import estimator_doc
+from dptrees._report import CLIENT, RECORD, ledger_entry
+from dptrees._progress import Progress
 from dptrees._sources._clients import ClientRows
+from dptrees._tables import BOUNDS_DOC, fit_columns
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
@@ -71,7 +76,6 @@ from dptrees.boosting._trees import (
 )
 from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
 from dptrees.validation import (
-    check_feature_names,
     check_classes,
     check_delta,
     check_epsilon,
@@ -117,10 +121,13 @@ class _PublicModel:
 
 
 def check_clients(clients, n_samples, n_clients):
-    """Validate the per-row client ids; returns (ids as intp, K)."""
+    """Validate the per-row client ids; returns (ids as intp, K). ``clients=None``
+    makes every row a client of its own (ids ``0 .. n_samples - 1``)."""
     if clients is None:
-        raise ValueError("fit needs `clients`: an int array giving each row's client id "
-                         "(0 .. n_clients - 1)")
+        if n_clients is not None and n_samples > n_clients:
+            raise ValueError(f"without `clients` every row is a client of its own, but X has "
+                             f"{n_samples} rows and n_clients={n_clients}")
+        return np.arange(n_samples, dtype=np.intp), n_samples if n_clients is None else n_clients
     ids = np.asarray(clients)
     if ids.ndim == 2 and ids.shape[1] == 1:
         ids = ids.ravel()
@@ -153,6 +160,24 @@ def check_clients(clients, n_samples, n_clients):
 # ======================================================================================
 
 
+_FIT_DOC = """Fit across the clients given by ``clients``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        clients : array-like of int of shape (n_samples,), default=None
+            The client (data holder) of each row, ids in ``0 .. n_clients - 1``. None
+            makes every row a client of its own: the guarantee is then for one record.
+            A metadata-routed fit parameter (``set_fit_request(clients=True)``), so that
+            pipelines and cross-validation pass it along.
+
+        Returns
+        -------
+        self
+        """
+
+
 class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     """Federated fitting; prediction is the centralised estimators' (same trees)."""
 
@@ -174,6 +199,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         if self.expected_clients is not None:
             check_positive_number(self.expected_clients, "expected_clients")
         check_positive_number(self.noise_multiplier, "noise_multiplier")
+        check_positive_int(self.verbose, "verbose", minimum=0)
         if isinstance(self.clip_norm, str):
             if self.clip_norm != "adaptive":
                 raise ValueError(f"clip_norm must be a number > 0, 'adaptive' or an "
@@ -192,6 +218,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     def _fed_fit(self, X, targets, clients, loss, init_kind, n_classes, leaks):
         epsilon, delta = self._params
         ids, n_clients = check_clients(clients, X.shape[0], self.n_clients)
+        self._records_are_clients = clients is None
         if self.n_clients is None:
             # K sets the noise's divisor q K, the bit normalisation, the default bit
             # noise and (with expected_clients) q itself: read from the data, it leaks.
@@ -258,6 +285,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         model.init_score = np.asarray(init, dtype=np.float64)
 
         dimension = 2 * n_outputs * n_leaves
+        progress = Progress(self, self.n_estimators, "round")
         for round_ in range(self.n_estimators):
             if not aggregator.can_run_round():
                 break
@@ -275,10 +303,10 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 values = np.clip(values, -self.leaf_clip, self.leaf_clip)
             model.trees.append([full_tree(binner, f, b, values[k])
                                 for k, (f, b) in enumerate(structures)])
-            if self.verbose:
-                print(f"[{type(self).__name__}] round {round_ + 1}/{self.n_estimators}: "
-                      f"{history[-1]['n_sampled']} clients, clip {s:.4g}, delta "
-                      f"{aggregator.spent()[1]:.3g} at epsilon {epsilon:g}", flush=True)
+            progress.step(clients=history[-1]["n_sampled"], clip=f"{s:.4g}",
+                          delta=f"{aggregator.spent()[1]:.3g} of {delta:g} at epsilon "
+                                f"{epsilon:g}")
+        progress.close()
 
         if len(model.trees) < self.n_estimators:
             warnings.warn(
@@ -307,7 +335,11 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self.privacy_ledger_ = self._federated_ledger(aggregator, init_dim, dimension)
         return self
 
-    _neighbours = CLIENT
+    @property
+    def _neighbours(self):
+        if getattr(self, "_records_are_clients", False):
+            return RECORD + " (fitted without `clients`: every record is a client of its own)"
+        return CLIENT
     _composition = ("every federated round is a Poisson-subsampled discrete Gaussian "
                     "mechanism on the sum of clipped client vectors, composed at integer "
                     "Renyi orders (or with a PLD accountant); training stops before a "
@@ -317,7 +349,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     def _federated_ledger(self, aggregator, init_dim, dimension):
         """The releases of the fit: one per round, each client-level (clipped to ``S``)."""
         common = dict(noise_multiplier=aggregator.noise_multiplier,
-                      sampling_rate=aggregator.sampling_probability, neighbours=CLIENT,
+                      sampling_rate=aggregator.sampling_probability, neighbours=self._neighbours,
                       clip_norm="adaptive" if aggregator.clip.adaptive
                       else aggregator.clip_norm)
         mechanism = "subsampled discrete Gaussian"
@@ -380,9 +412,7 @@ _PARAMS_DOC = """
         Public bound on one record's absolute gradient (clipped).
     leaf_clip : float or None, default=None
         Clip every leaf value to ``[-leaf_clip, leaf_clip]`` before shrinkage.
-    bounds : (lower, upper) or None
-        Public feature bounds; None reads them from the data (``PrivacyLeakWarning``).
-    n_clients : int or None, default=None
+""" + BOUNDS_DOC + """    n_clients : int or None, default=None
         ``K``, the public size of the federation (client ids run from 0 to ``K - 1``;
         an id without rows is a client without records, which takes no part). The noise
         is divided by ``q K`` and the adaptive clip's count is normalised by it, so ``K``
@@ -397,7 +427,9 @@ _PARAMS_DOC = """
     random_state : None, int, SeedSequence, BitGenerator or Generator
         Drives the tree structures, the client sampling and the noise.
     verbose : int, default=0
-        Print every round's sampled clients, clipping bound and delta.
+        Show the rounds' progress (sampled clients, clipping bound, delta spent, time
+        left): a tqdm bar if tqdm is installed, else plain lines (see
+        :mod:`dptrees._progress`).
 """
 
 _ATTRS_DOC = """
@@ -433,13 +465,27 @@ _ATTRS_DOC = """
 """
 
 
+@estimator_doc(
+    task='classification',
+    see_also=[('dptrees.DPGradientBoostingClassifier', 'the same model trained in one place')],
+    references=['geyer2017'],
+    example='''
+>>> from dptrees.federated import DPFederatedGradientBoostingClassifier
+>>> clients = np.arange(2000) % 100         # 100 data holders
+>>> fed = DPFederatedGradientBoostingClassifier(
+...     n_estimators=20, epsilon=4.0, delta=1e-5, n_clients=100, bounds=(0, 1),
+...     classes=[0, 1], random_state=0).fit(X, y, clients=clients)
+>>> fed.privacy_report()["neighbours"]
+'add/remove one client (with all its records)'
+''')
 class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
                                             _BaseDPFederatedGradientBoosting):
     __doc__ = (
         """Gradient-boosted classification trees, trained across clients with client-level DP.
 
     ``fit(X, y, clients)`` simulates a federation from one table: row ``i`` belongs to
-    client ``clients[i]``, and each client only ever computes on its own rows. Each
+    client ``clients[i]``, and each client only ever computes on its own rows (without
+    ``clients``, every row is a client of its own: record-level DP). Each
     round the server draws a random tree structure (no data), Poisson-samples clients,
     each sends its clipped vector of per-leaf gradient and Hessian sums (log-loss: binary
     ``g = p - y``, ``h = p (1 - p)``; multiclass, softmax per class), and the server
@@ -470,15 +516,9 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X, y, clients):
-        """Fit across the clients given by ``clients`` (one id per row).
-
-        Returns
-        -------
-        self
-        """
+    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
         self._params = self._check_fed_params()
-        check_feature_names(self, X, reset=True)
+        X = fit_columns(self, X)
         try:
             X = check_features(X)
             if y is None:
@@ -496,8 +536,22 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
             del self._params
         return self
 
+    fit.__doc__ = _FIT_DOC
 
 
+
+@estimator_doc(
+    task='regression',
+    see_also=[('dptrees.DPGradientBoostingRegressor', 'the same model trained in one place')],
+    references=['geyer2017'],
+    example='''
+>>> from dptrees.federated import DPFederatedGradientBoostingRegressor
+>>> fed = DPFederatedGradientBoostingRegressor(
+...     n_estimators=10, epsilon=4.0, delta=1e-5, n_clients=len(y), bounds=bounds,
+...     y_bounds=y_bounds, random_state=0).fit(X, y)     # every record its own client
+>>> fed.privacy_report()["neighbours"].startswith("add/remove one record")
+True
+''')
 class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin,
                                            _BaseDPFederatedGradientBoosting):
     __doc__ = (
@@ -532,15 +586,9 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X, y, clients):
-        """Fit across the clients given by ``clients`` (one id per row).
-
-        Returns
-        -------
-        self
-        """
+    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
         self._params = self._check_fed_params()
-        check_feature_names(self, X, reset=True)
+        X = fit_columns(self, X)
         try:
             X = check_features(X)
             y = check_targets_regression(y, X.shape[0])
@@ -553,3 +601,5 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
         finally:
             del self._params
         return self
+
+    fit.__doc__ = _FIT_DOC

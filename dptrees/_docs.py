@@ -1,0 +1,60 @@
+"""The sections every estimator's docstring ends with: See Also, References, Examples.
+
+The examples run as doctests (``tests/test_docstring_examples.py``) on data shipped
+with the package or drawn from a seeded generator, so what they show is what the code
+does.
+"""
+
+__all__ = ["REFERENCES", "estimator_doc"]
+
+REFERENCES = {
+    "hoang2020": "V. Q. Hoang and N. D. Thuc, \"Differentially private regression tree and "
+                 "forest\", HCMUE Journal of Science 17(12), 2020.",
+    "diffpets": "L. Yang, Z. Chen and G. Xie, \"DiffPETs: differentially private "
+                "extremely randomized trees\", Guangdong University of Technology.",
+    "zhang_adaboost": "S. Zhang, Y. Dong, J. Xu and H. Wang, \"Differentially private "
+                      "AdaBoost by objective perturbation\", North China University of "
+                      "Science and Technology.",
+    "geyer2017": "R. C. Geyer, T. Klein and M. Nabi, \"Differentially private federated "
+                 "learning: a client level perspective\", NIPS 2017 workshop, "
+                 "arXiv:1712.07557.",
+    "nori2021": "H. Nori, R. Caruana, Z. Chen, J. Janardhan, \"Accuracy, interpretability, "
+                "and differential privacy via explainable boosting\", ICML 2021.",
+    "feldman2021": "V. Feldman and T. Zrnic, \"Individual privacy accounting via a Renyi "
+                   "filter\", NeurIPS 2021.",
+    "mcsherry2007": "F. McSherry and K. Talwar, \"Mechanism design via differential "
+                    "privacy\", FOCS 2007.",
+    "mironov2017": "I. Mironov, \"Renyi differential privacy\", CSF 2017.",
+}
+
+_REGRESSION_DATA = """    >>> from dptrees.datasets import load_california_housing
+    >>> X, y, names, bounds, y_bounds = load_california_housing()
+"""
+_CLASSIFICATION_DATA = """    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((2000, 3))
+    >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
+"""
+
+
+def _indent_lines(lines):
+    return "".join(f"    {line}\n" for line in lines)
+
+
+def estimator_doc(*, see_also, references, example, task):
+    """Class decorator: append See Also (``[(name, why)]``), References (keys of
+    :data:`REFERENCES`) and an Examples section (doctest lines after the data set-up of
+    ``task``, "regression" or "classification") to the class docstring."""
+    def decorate(cls):
+        data = _REGRESSION_DATA if task == "regression" else _CLASSIFICATION_DATA
+        parts = [cls.__doc__.rstrip(), "", "    See Also", "    --------"]
+        for name, why in see_also:
+            parts += [f"    {name} : {why}"]
+        parts += ["", "    References", "    ----------"]
+        for k, key in enumerate(references, start=1):
+            parts += [f"    .. [{k}] {REFERENCES[key]}"]
+        parts += ["", "    Examples", "    --------"]
+        cls.__doc__ = "\n".join(parts) + "\n" + data + _indent_lines(
+            example.strip("\n").splitlines())
+        return cls
+
+    return decorate

@@ -1,0 +1,330 @@
+"""Tables with categorical, string, boolean and missing values, encoded from public domains.
+
+Every estimator accepts a data frame (pandas, or polars through ``to_pandas``) or an
+object array whose columns are numbers, booleans, strings or categories. The public
+domain of each column is given once, in ``bounds``, as a dict by column name or index:
+
+* ``(lower, upper)``: a numeric column and its public bounds;
+* a list of categories: a categorical column and its public categories (a tuple is
+  always read as bounds, and so is a list of two numbers).
+
+A categorical column with ``K`` public categories becomes the ordinal codes ``0 .. K-1``
+and one more code, ``K``, for a missing value (None, NaN, ``pandas.NA``), over the public
+interval ``(-0.5, K + 0.5)``: with ``n_bins >= K + 1`` each category, and the missing
+value, has a bin of its own, and a split routes a missing value like any other bin, by
+the same private choice. The missing code exists whether or not the data has missing
+values, so the encoding is a function of the public domain alone and costs no privacy.
+A boolean column is the numbers 0 and 1 over the public bounds ``(0, 1)``.
+
+Categories are public inputs: a non-numeric column without categories in ``bounds``
+takes them from the data (its pandas categorical dtype, or its distinct values), with a
+:class:`~dptrees.exceptions.PrivacyLeakWarning` recorded in ``privacy_leaks_``, as for
+bounds read from data. A value outside a column's categories is an error at ``fit`` and
+at ``predict`` (it cannot be clipped to a category). Missing values in numeric columns
+are refused with a clear error.
+"""
+
+import numbers
+
+import numpy as np
+
+from dptrees._sources import is_blockwise
+from dptrees.validation import check_feature_names, warn_privacy_leak
+
+__all__ = ["BOUNDS_DOC", "TableEncoding", "category_codes", "columns_of", "fit_columns", "is_bounds_pair",
+           "public_bounds"]
+
+_NUMERIC_KINDS = "biuf"
+
+# The estimators' ``bounds`` parameter, documented once.
+BOUNDS_DOC = """    bounds : pair (lower, upper), per-feature pairs, dict or None, default=None
+        The features' public domain. Numeric features: ``(lower, upper)`` (scalars, or
+        arrays of length ``n_features``), or one ``(lower, upper)`` pair per feature;
+        values outside are clipped. A table with categorical or string columns: a dict
+        by column name (or index) giving ``(lower, upper)`` for a numeric column and the
+        list of public categories for a categorical one; a missing value is a category
+        of its own (the fitted ``categories_`` lists them by column). None reads bounds
+        and categories from the data with a ``PrivacyLeakWarning``: the model is then
+        not differentially private.
+"""
+
+
+def is_bounds_pair(spec):
+    """Whether a domain entry is a ``(lower, upper)`` pair of real numbers."""
+    return (isinstance(spec, (tuple, list)) and len(spec) == 2
+            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec))
+
+
+def _is_categories(spec):
+    """A list (array, set) of categories; a tuple is always bounds, and so is a list of
+    two numbers (the layout ``bounds`` had before categories)."""
+    return (isinstance(spec, (list, np.ndarray, set, frozenset))
+            and not is_bounds_pair(spec))
+
+
+def _as_pandas(X):
+    """A pandas DataFrame for pandas or polars frames, else None."""
+    if is_blockwise(X):
+        return None
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        return X
+    if hasattr(X, "to_pandas") and hasattr(X, "columns") and hasattr(X, "schema"):  # polars
+        return X.to_pandas()
+    return None
+
+
+def columns_of(X, n_columns=None):
+    """The columns of a data frame, a 2-D array or a list of rows, as 1-D arrays
+    (numeric columns of a frame keep their dtype, others are object arrays)."""
+    frame = _as_pandas(X)
+    if frame is not None:
+        columns = [_frame_column(frame.iloc[:, j]) for j in range(frame.shape[1])]
+    else:
+        arr = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+        if arr.ndim != 2:
+            raise ValueError(f"expected a 2-D table, got an array of shape {arr.shape}")
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+    if n_columns is not None and len(columns) != n_columns:
+        raise ValueError(f"expected a table of {n_columns} columns, got {len(columns)}")
+    return columns
+
+
+def _frame_column(series):
+    """A pandas column as numpy: float64 for numeric and boolean columns (nullable
+    ones with NaN for ``pandas.NA``), object otherwise."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or (
+            pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return series.to_numpy(dtype=object)
+
+
+def _missing_mask(values):
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        def missing(v):
+            return v is None or (isinstance(v, float) and v != v)
+
+        return np.frompyfunc(missing, 1, 1)(values).astype(bool)
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+def category_codes(values, lookup, label, *, missing_code=None):
+    """Codes of ``values`` under ``lookup`` (category -> code); missing values get
+    ``missing_code`` (an error if None). Values outside the categories are an error."""
+    missing = _missing_mask(values)
+    codes = np.fromiter((lookup.get(v, -1) for v in values), dtype=np.int64,
+                        count=len(values))
+    unknown = (codes < 0) & ~missing
+    if unknown.any():
+        examples = sorted({repr(v) for v in values[unknown]})[:5]
+        raise ValueError(f"{label} has values outside its public categories: "
+                         f"{', '.join(examples)}")
+    if missing.any():
+        if missing_code is None:
+            raise ValueError(f"{label} has missing values; list a missing-value category")
+        codes[missing] = missing_code
+    return codes
+
+
+def _column_kind(values):
+    """'categorical' for strings (among other values), 'numeric' for anything else
+    (numbers and booleans; other objects are refused as numbers later)."""
+    if values.dtype.kind in _NUMERIC_KINDS:
+        return "numeric"
+    if values.dtype.kind in "US":
+        return "categorical"
+    present = values[~_missing_mask(values)]
+    is_text = np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)(present).astype(bool)
+    return "categorical" if is_text.any() else "numeric"
+
+
+def _categories_from_data(values, source_dtype):
+    """The column's categories: its pandas categorical dtype's, or its distinct values."""
+    categories = getattr(source_dtype, "categories", None)
+    if categories is not None:
+        return list(categories)
+    present = values[~_missing_mask(values)]
+    distinct = set(present.tolist())
+    try:
+        return sorted(distinct)
+    except TypeError:  # mixed types: a stable order that does not depend on row order
+        return sorted(distinct, key=lambda v: (type(v).__name__, repr(v)))
+
+
+class TableEncoding:
+    """The fitted encoding of a table's columns to bounded float64 features.
+
+    Attributes
+    ----------
+    categories : dict
+        ``{column index: list of public categories}`` of the categorical columns.
+    labels : list of str
+        The columns' names (or ``"column j"``), for messages.
+    """
+
+    def __init__(self, categories, labels):
+        self.categories = categories
+        self.labels = labels
+        self._lookups = {j: {c: k for k, c in enumerate(cats)}
+                         for j, cats in categories.items()}
+
+    def interval(self, j):
+        """Public interval of categorical column ``j``'s codes (missing included)."""
+        return (-0.5, len(self.categories[j]) + 0.5)
+
+    def transform(self, X):
+        """``X`` as a float64 array: categorical columns as codes, the others as numbers."""
+        columns = columns_of(X, len(self.labels))
+        out = np.empty((len(columns[0]) if columns else 0, len(columns)), dtype=np.float64)
+        for j, values in enumerate(columns):
+            if j in self.categories:
+                out[:, j] = category_codes(values, self._lookups[j], self.labels[j],
+                                           missing_code=len(self.categories[j]))
+            else:
+                out[:, j] = _numeric(values, self.labels[j])
+        return out
+
+
+def _numeric(values, label):
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{label} must hold numbers: {exc}") from None
+
+
+class TableBounds(dict):
+    """Bounds by feature index for :func:`dptrees.validation.check_bounds` (``None``: read
+    that feature's bounds from the data), with the leaks of categories read from data."""
+
+    def __init__(self, bounds, leaks):
+        super().__init__(bounds)
+        self.leaks = leaks
+
+
+def _needs_table(X, bounds):
+    if isinstance(bounds, dict) and any(_is_categories(v) for v in bounds.values()):
+        return True
+    frame = _as_pandas(X)
+    if frame is not None:
+        return any(_frame_column(frame.iloc[:, j]).dtype.kind == "O"
+                   for j in range(frame.shape[1]))
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "OUS" and X.ndim == 2 and any(
+            _column_kind(X[:, j]) == "categorical" for j in range(X.shape[1]))
+    return False
+
+
+def _domain_by_column(bounds, labels, names):
+    """``{column index: domain}`` from a dict keyed by name or index (None if no dict)."""
+    if bounds is None:
+        return {}
+    if not isinstance(bounds, dict):
+        raise TypeError(
+            "X has categorical or string columns: give `bounds` as a dict by column "
+            "(name or index), (lower, upper) for a numeric column and a list of public "
+            "categories for a categorical one, not one pair for all features")
+    domains = {}
+    for key, spec in bounds.items():
+        if isinstance(key, str) and names is not None and key in names:
+            j = names.index(key)
+        elif isinstance(key, numbers.Integral) and not isinstance(key, bool) \
+                and 0 <= key < len(labels):
+            j = int(key)
+        else:
+            raise ValueError(f"bounds: unknown column {key!r}")
+        if j in domains:
+            raise ValueError(f"bounds: column {key!r} is given twice")
+        domains[j] = spec
+    return domains
+
+
+def _categories_of(j, spec, values, label, leaks, source_dtype):
+    """Public categories of column ``j``: from its domain ``spec``, else from the data."""
+    if spec is not None:
+        categories = list(spec)
+        if not categories or len(set(categories)) != len(categories):
+            raise ValueError(f"bounds: the categories of {label} must be a non-empty list "
+                             "without repeats")
+        return categories
+    leaks.append(label)
+    return _categories_from_data(values, source_dtype)
+
+
+def fit_columns(estimator, X):
+    """What ``fit`` learns of the columns of ``X``: a data frame's column names become
+    ``estimator.feature_names_in_``, and a table with categorical columns is encoded from
+    the public domains in ``estimator.bounds``.
+
+    Sets ``estimator._table_encoding`` (None when ``X`` is all numeric and ``bounds``
+    names no categories: then ``X`` passes through unchanged) and returns ``X`` for the
+    numeric path; :func:`public_bounds` gives the bounds to bin it with.
+    """
+    check_feature_names(estimator, X, reset=True)
+    estimator._table_encoding = None
+    estimator.categories_ = {}
+    bounds = estimator.bounds
+    if not _needs_table(X, bounds):
+        return X
+    if is_blockwise(X):
+        raise ValueError(
+            "categorical columns are supported for data in memory; for data read in "
+            "blocks (memmaps, Parquet, Dask), encode them as numbers first, e.g. with "
+            "dptrees.preprocessing.PublicSchemaEncoder")
+    frame = _as_pandas(X)
+    columns = columns_of(X)
+    names = None if frame is None else [str(c) for c in frame.columns]
+    labels = [f"column {name!r}" for name in names] if names else [
+        f"column {j}" for j in range(len(columns))]
+    domains = _domain_by_column(bounds, labels, names)
+    categories, numeric_bounds, leaked = {}, {}, []
+    for j, values in enumerate(columns):
+        spec = domains.get(j)
+        source_dtype = None if frame is None else frame.iloc[:, j].dtype
+        categorical = (spec is not None and _is_categories(spec)) or (
+            spec is None and (getattr(source_dtype, "categories", None) is not None
+                              or _column_kind(values) == "categorical"))
+        if categorical:
+            categories[j] = _categories_of(j, spec, values, labels[j], leaked, source_dtype)
+        elif spec is not None:
+            numeric_bounds[j] = spec
+        elif values.dtype.kind == "b" or _is_boolean(values, source_dtype):
+            numeric_bounds[j] = (0.0, 1.0)  # public by the column's type
+        else:
+            numeric_bounds[j] = None  # read from the data by check_bounds, with a warning
+    leaks = []
+    if leaked:
+        shown = ", ".join(leaked)
+        leaks.append(warn_privacy_leak(f"categories of {shown}", param="bounds"))
+    encoding = TableEncoding(categories, labels)
+    numeric_bounds.update({j: encoding.interval(j) for j in categories})
+    encoding.fit_bounds, encoding.fit_leaks = numeric_bounds, leaks
+    X = encoding.transform(X)
+    estimator._table_encoding = encoding
+    estimator.categories_ = {(names[j] if names else j): list(cats)
+                             for j, cats in categories.items()}
+    return X
+
+
+def public_bounds(estimator):
+    """The bounds to bin the features of the current fit with: ``estimator.bounds``, or
+    for an encoded table, every column's public interval (None: read from the data)."""
+    encoding = getattr(estimator, "_table_encoding", None)
+    if encoding is None:
+        return estimator.bounds
+    return TableBounds(encoding.fit_bounds, encoding.fit_leaks)
+
+
+def _is_boolean(values, source_dtype):
+    if source_dtype is not None:
+        import pandas as pd
+
+        return pd.api.types.is_bool_dtype(source_dtype)
+    return False
+
+
