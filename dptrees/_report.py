@@ -87,10 +87,15 @@ class PrivacyReport(dict):
         return json.dumps(self, **kwargs)
 
     def __str__(self):
+        claim = (f"({self['epsilon_spent']:.6g}, {self['delta_spent']:.3g})-differential "
+                 f"privacy for {self['neighbours']} neighbours")
+        if self["privacy_leaks"]:
+            claim = ("NONE: public inputs were read from the training data (below), so "
+                     f"the model is NOT differentially private. With them given, it would "
+                     f"be {claim}")
         lines = [
             f"Privacy report: {self['estimator']} (dptrees {self['dptrees_version']})",
-            f"Guarantee: ({self['epsilon_spent']:.6g}, {self['delta_spent']:.3g})-differential "
-            f"privacy for {self['neighbours']} neighbours",
+            f"Guarantee: {claim}",
             f"Composition: {self['composition']}",
             "",
             f"{'release':<54} {'mechanism':<30} {'sensitivity':>14} {'budget each':>14} "

@@ -173,6 +173,11 @@ def test_leaks_are_in_the_report():
     report = est.privacy_report()
     assert len(report["privacy_leaks"]) == 2
     assert "NOT private" in str(report) and "nothing" not in str(report).splitlines()[-1]
+    # the guarantee line itself says there is none
+    assert str(report).splitlines()[1].startswith("Guarantee: NONE")
+    private = DPDecisionTreeClassifier(accountant=BudgetAccountant(10), bounds=(0, 1),
+                                       classes=[0, 1]).fit(X, y).privacy_report()
+    assert str(private).splitlines()[1].startswith("Guarantee: (")
 
 
 def test_unfitted_estimators_have_no_report():
