@@ -1,7 +1,6 @@
-#!/usr/bin/env python
 """Client-level DP federated gradient boosting on Adult, split across 100 and 1,000 clients.
 
-Data: UCI Adult as in ``benchmarks/adult_classification.py`` (``load_adult``: US natives,
+Data: UCI Adult as in ``experiments/adult_classification.py`` (``load_adult``: US natives,
 ``fnlwgt`` dropped; train on ``adult.data``, 29,170 rows; test on ``adult.test``,
 14,662 rows), ordinal encoding, the loader's public feature bounds.
 
@@ -77,8 +76,8 @@ gradient-boosting leaves' shrinkage by their noise: 0.8380 / 0.8894 before.)
 
 Usage::
 
-    python benchmarks/federated_adult.py            # full
-    python benchmarks/federated_adult.py --quick    # epsilon 1, 1 seed (~15 s)
+    python -m experiments.federated_adult            # full
+    python -m experiments.federated_adult --quick    # epsilon 1, 1 seed (~15 s)
 
 ``main(argv)`` returns the results as a dict. Fixed seeds are for research, never for a
 release.
@@ -87,7 +86,6 @@ release.
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
@@ -101,10 +99,7 @@ from dptrees.boosting import DPGradientBoostingClassifier
 from dptrees.federated._boosting import DPFederatedGradientBoostingClassifier
 from dptrees.federated._protocol import INTEGER_ORDERS
 
-
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import uci_datasets as uci  # noqa: E402
+from experiments import uci_datasets as uci
 
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)

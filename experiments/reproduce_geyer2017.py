@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce Geyer, Klein & Nabi (2017): client-level DP federated learning on MNIST.
 
 Robin C. Geyer, Tassilo Klein, Moin Nabi, "Differentially Private Federated Learning: A
@@ -216,12 +215,12 @@ clients sampled (each receives the model and sends one update).
 
 Usage::
 
-    python benchmarks/reproduce_geyer2017.py                       # K = 1,000 and 10,000
-    python benchmarks/reproduce_geyer2017.py --settings 100 1000 10000 --plot figs
-    python benchmarks/reproduce_geyer2017.py --adaptive-clip
-    python benchmarks/reproduce_geyer2017.py --validation          # tuning runs
-    python benchmarks/reproduce_geyer2017.py --settings 10000 --validation --set z=0.9
-    python benchmarks/reproduce_geyer2017.py --quick               # seconds, smoke test
+    python -m experiments.reproduce_geyer2017                       # K = 1,000 and 10,000
+    python -m experiments.reproduce_geyer2017 --settings 100 1000 10000 --plot figs
+    python -m experiments.reproduce_geyer2017 --adaptive-clip
+    python -m experiments.reproduce_geyer2017 --validation          # tuning runs
+    python -m experiments.reproduce_geyer2017 --settings 10000 --validation --set z=0.9
+    python -m experiments.reproduce_geyer2017 --quick               # seconds, smoke test
 
 Fixed seeds make the noise recomputable: they are for research, never for a release.
 """
@@ -248,12 +247,10 @@ from dptrees.federated import (
 )
 from dptrees.federated._mlp import MLPClient, NumpyMLP
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_json import jsonable  # noqa: E402
+from experiments import DATA_DIR
+from experiments.results_json import jsonable
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "mnist"
+DEFAULT_DATA = DATA_DIR / "mnist"
 EPSILON = 8.0
 LAYERS = (784, 600, 100, 10)
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce Table 3 and Figures 1-2 of Hoang & Nguyen (2020) with dptrees.
 
 Vu Quoc Hoang, Nguyen Dinh Thuc, "Differentially private regression tree and forest",
@@ -73,12 +72,12 @@ hyper-parameter tuning method; it is reported as an estimate of what tuning buys
 
 Usage::
 
-    python benchmarks/reproduce_hoang2020.py                  # Table 3: 10 folds, 9 eps
-    python benchmarks/reproduce_hoang2020.py --plot figs      # + Figures 1 and 2 as PNG
-    python benchmarks/reproduce_hoang2020.py --extra          # + the "push past" section
-    python benchmarks/reproduce_hoang2020.py --diagnose       # + the paper's leaves, simulated
-    python benchmarks/reproduce_hoang2020.py --quick          # 3 folds, eps {1, 8}
-    python benchmarks/reproduce_hoang2020.py --folds 5 --eps 0.5 2 --n-jobs 2 --json out.json
+    python -m experiments.reproduce_hoang2020                  # Table 3: 10 folds, 9 eps
+    python -m experiments.reproduce_hoang2020 --plot figs      # + Figures 1 and 2 as PNG
+    python -m experiments.reproduce_hoang2020 --extra          # + the "push past" section
+    python -m experiments.reproduce_hoang2020 --diagnose       # + the paper's leaves, simulated
+    python -m experiments.reproduce_hoang2020 --quick          # 3 folds, eps {1, 8}
+    python -m experiments.reproduce_hoang2020 --folds 5 --eps 0.5 2 --n-jobs 2 --json out.json
 
 ``--diagnose`` explains the gap to the paper: it grows the same DP trees and replaces
 their leaf values by the paper's leaf mechanisms (mean + ``Lap(1 / (N_leaf beta))``,
@@ -109,15 +108,13 @@ import dptrees
 from dptrees import BudgetAccountant, DPDecisionTreeRegressor, DPPartitionForestRegressor
 from dptrees.mechanisms import noisy_count, noisy_sum
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_json import jsonable  # noqa: E402
+from experiments import DATA_DIR
+from experiments.results_json import jsonable
 
 # --------------------------------------------------------------------------------------
 # The paper's settings and its Table 3 (REFERENCE values, copied from shared/seeds.md)
 
-DEFAULT_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
-                / "california_housing" / "cal_housing.data")
+DEFAULT_DATA = DATA_DIR / "california_housing" / "cal_housing.data"
 N_ROWS = 20_640
 N_COLUMNS = 9
 N_FOLDS = 10
