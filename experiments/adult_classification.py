@@ -70,7 +70,6 @@ they are for research, never for a release.
 
 import argparse
 import itertools
-import json
 import platform
 import time
 from pathlib import Path
@@ -88,7 +87,7 @@ from dptrees import (
 )
 
 from experiments import uci_datasets as uci
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 from experiments.splits import validation_split
 
 
@@ -386,7 +385,7 @@ def main(argv=None):
     results["elapsed_seconds"] = elapsed
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

@@ -76,7 +76,6 @@ Usage::
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import platform
@@ -100,7 +99,7 @@ from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingReg
 
 from experiments import adult_classification as adult
 from experiments import reproduce_hoang2020 as hoang
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 from experiments.splits import random_rows, validation_split
 
 # --------------------------------------------------------------------------------------
@@ -623,8 +622,7 @@ def main(argv=None):
     out["timings"]["total"] = time.perf_counter() - t_start
     print(f"\nTotal run time: {out['timings']['total']:.1f} s")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
         print(f"results written to {args.json}")
     return out
 

@@ -84,10 +84,8 @@ release.
 """
 
 import argparse
-import json
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -100,6 +98,7 @@ from dptrees.federated._boosting import DPFederatedGradientBoostingClassifier
 from dptrees.federated._protocol import INTEGER_ORDERS
 
 from experiments import uci_datasets as uci
+from experiments.results_json import write_json
 
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
@@ -236,7 +235,7 @@ def main(argv=None):
               + (" (quick mode: one seed)" if args.quick else ""))
     print(f"run time: {time.time() - t0:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        write_json(args.json, results)
     return results
 
 

@@ -69,7 +69,6 @@ make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import json
 import platform
 import time
 from pathlib import Path
@@ -89,7 +88,7 @@ from dptrees import (
 from dptrees.mechanisms import noisy_count, noisy_sum
 
 from experiments import uci_datasets as uci
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 
 
 # --------------------------------------------------------------------------------------
@@ -419,7 +418,7 @@ def main(argv=None):
         print("\nfigures: " + ", ".join(results["figures"]))
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

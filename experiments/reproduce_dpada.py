@@ -45,7 +45,6 @@ make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import json
 import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -60,7 +59,7 @@ from dptrees import BudgetAccountant
 from dptrees.boosting import DPAdaBoostClassifier
 
 from experiments import uci_datasets as uci
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 
 
 BUDGETS = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 3.0, 5.0)
@@ -308,7 +307,7 @@ def main(argv=None):
     results["elapsed_seconds"] = elapsed
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

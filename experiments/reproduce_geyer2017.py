@@ -226,7 +226,6 @@ Fixed seeds make the noise recomputable: they are for research, never for a rele
 """
 
 import argparse
-import json
 import lzma
 import math
 import os
@@ -248,7 +247,7 @@ from dptrees.federated import (
 from dptrees.federated._mlp import MLPClient, NumpyMLP
 
 from experiments import DATA_DIR
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 
 DEFAULT_DATA = DATA_DIR / "mnist"
 EPSILON = 8.0
@@ -771,8 +770,7 @@ def main(argv=None):
         print("figures: " + ", ".join(str(p) for p in paths))
         out["figures"] = [str(p) for p in paths]
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
     return out
 
 

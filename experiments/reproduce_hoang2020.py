@@ -91,7 +91,6 @@ as a dict (also written by ``--json``).
 """
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -109,7 +108,7 @@ from dptrees import BudgetAccountant, DPDecisionTreeRegressor, DPPartitionForest
 from dptrees.mechanisms import noisy_count, noisy_sum
 
 from experiments import DATA_DIR
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 
 # --------------------------------------------------------------------------------------
 # The paper's settings and its Table 3 (REFERENCE values, copied from shared/seeds.md)
@@ -885,8 +884,7 @@ def main(argv=None):
     out["timings"] = timings
     print(f"\nTotal time: {timings['total']:.1f} s")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
         print(f"results written to {args.json}")
     return out
 

@@ -33,7 +33,6 @@ they are for research, never for a release.
 """
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from dptrees import (
 )
 
 from experiments import uci_datasets as uci
-from experiments.results_json import jsonable
+from experiments.results_json import write_json
 from experiments.splits import random_rows, validation_split
 
 EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0)
@@ -222,7 +221,7 @@ def main(argv=None):
     results["elapsed_seconds"] = time.perf_counter() - start
     print(f"\nrun time: {results['elapsed_seconds']:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 
