@@ -36,11 +36,9 @@ The seven columns of Table 3:
 * ``sklearn forest``: a *partition* forest of 25 ``DecisionTreeRegressor(max_depth=5,
   min_samples_split=20, min_samples_leaf=10)`` on disjoint parts, averaged (non-private).
   The parts are a random permutation of the training rows cut into 25 equal chunks
-  (``numpy.random.default_rng(seed).permutation`` + ``numpy.array_split``): with seed 0
-  this gives 0.1182 (0.0185) over the 10 folds, the seed's 0.1183 (0.0185) up to the
-  fourth decimal. (Independent uniform assignment, as ``dptrees.forest.assign_partitions``
-  does for the DP forest, gives 0.1182 (0.0203): same mean, std further from the seed's.
-  Cutting the rows in *file order* into chunks gives 0.137 and does not match.);
+  (``numpy.random.default_rng(seed).permutation`` + ``numpy.array_split``): of the ways
+  of cutting the parts that were tried, the one that reproduces the seed's 0.1183
+  (0.0185) (the figures of each: ``RESULTS.md`` in this folder);
 * ``DPMean_Tree`` / ``DPMedian_Tree``: ``DPDecisionTreeRegressor(eps, max_depth=15,
   leaf="mean" / "median")``;
 * ``DPMean_Forest`` / ``DPMedian_Forest``: ``DPPartitionForestRegressor(25, eps,
