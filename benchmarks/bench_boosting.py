@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Cost of one boosting round: dptrees' DP gradient boosting against scikit-learn's.
 
-A plain script (no asv; the asv suite is ``benchmarks/benchmarks/bench_boosting.py``). On
+A plain script (no asv; the asv suite is ``benchmarks/asv/suite/bench_boosting.py``). On
 one synthetic data set, in the same process and run, it times
 ``DPGradientBoostingRegressor`` (each ``split`` mode, and ``split="random"`` with
 ``subsample=0.1``) and scikit-learn's

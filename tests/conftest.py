@@ -1,8 +1,25 @@
-"""Fixtures shared by the test modules (plain helpers live in ``support.py``)."""
+"""Fixtures shared by the test modules (plain helpers live in ``support.py``).
+
+Also makes the source tree's ``experiments`` package (the paper reproductions and
+comparisons, not part of the installed dptrees) importable by the tests of its modules:
+the repository root is *appended* to ``sys.path``, after the installed packages. Put
+first (as a ``conftest.py`` at the root would be, under pytest's default import mode),
+it would make ``import dptrees`` find the source folder ``dptrees/``, which has no
+compiled core, instead of the installed package: the reason the README's test command
+runs ``python -P -m pytest``. Where ``experiments/`` is absent (tests run from a wheel's
+test sources) nothing is added and those tests skip (``support.import_experiment``).
+"""
+
+import sys
+from pathlib import Path
 
 import pytest
 
 import dptrees.tree as tree_module
+
+_ROOT = Path(__file__).resolve().parents[1]
+if (_ROOT / "experiments" / "__init__.py").is_file() and str(_ROOT) not in sys.path:
+    sys.path.append(str(_ROOT))
 
 
 @pytest.fixture

@@ -9,11 +9,12 @@ folder is put on ``sys.path``, so test modules import this one as ``support``.
   releases (its own compiled builder on data prepared once) for ``dptrees.audit``;
   ``audit_samplers`` runs ``audit_pair`` at the suite's significance level ``ALPHA``;
   ``root_split`` is a statistic of the split-selection audits.
-* Scripts: ``load_script`` imports a benchmark script of the source tree, or skips.
+* Source tree: ``import_experiment`` imports a module of the ``experiments`` package,
+  ``load_script`` a speed script of ``benchmarks/``, or the calling test skips.
 """
 
+import importlib
 import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
@@ -143,28 +144,37 @@ def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0, *, prepare,
 
 
 # ======================================================================================
-# Benchmark scripts
+# Experiments and speed scripts (source tree only)
 # ======================================================================================
 
 
-def load_script(path, name, *, what="benchmark script", register=False):
-    """Import the script at ``path`` as a module called ``name``; skip if it is absent.
+def import_experiment(name):
+    """The module ``experiments.<name>`` (a reproduction or comparison), or skip.
 
-    The scripts live in the source tree, not in the installed package: the calling test
-    (or fixture) is skipped with "``what`` not found at ``path``" where the file is absent
-    (e.g. tests run from a wheel's test sources). ``register=True`` puts the module in
-    ``sys.modules`` before running it and reuses one already there, so that scripts
-    loading each other by that name share one module object.
+    ``experiments`` is a package of the source tree, not of the installed dptrees
+    (``conftest.py`` makes it importable): the calling test (or fixture) is skipped where
+    it is absent, e.g. tests run from a wheel's test sources.
+    """
+    if importlib.util.find_spec("experiments") is None:
+        pytest.skip("the source tree's experiments package is not importable")
+    return importlib.import_module(f"experiments.{name}")
+
+
+def load_script(path, name):
+    """Import the speed script at ``path`` as a module called ``name``; skip if it is absent.
+
+    The scripts ``benchmarks/bench_*.py`` live in the source tree, not in the installed
+    package: the calling test (or fixture) is skipped where the file is absent. They are
+    imported as they run (``python benchmarks/bench_x.py``): with their folder first on
+    ``sys.path`` while they import, so that a sibling (``import bench_trees``) is found.
     """
     if not path.is_file():
-        pytest.skip(f"{what} not found at {path}")
-    if register and name in sys.modules:
-        return sys.modules[name]
+        pytest.skip(f"benchmark script not found at {path}")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    if register:
-        sys.modules[name] = module
-    spec.loader.exec_module(module)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(path.parent))
+        spec.loader.exec_module(module)
     return module
 
 

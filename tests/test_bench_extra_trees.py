@@ -3,17 +3,17 @@
 Only the structure of the results is checked, never timings: the 10x target is reported
 by the script itself on large data, and asserting it in a test would make it flaky. The
 script lives in the source tree, not in the installed package (and imports its sibling
-``bench_trees.py`` by path); the test is skipped where it is absent.
+``bench_trees.py``); the test is skipped where it is absent.
 """
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_extra_trees.py"
+from support import BENCHMARKS, load_script
+
+SCRIPT = BENCHMARKS / "bench_extra_trees.py"
 KINDS = {"dp_et", "dp_et_partition", "sklearn_et"}
 DP_KINDS = ("dp_et", "dp_et_partition")
 TINY = dict(n_samples=3_000, n_features=6, repeat=1)
@@ -22,12 +22,7 @@ TINY_KW = dict(max_depth=4, n_estimators=3, n_jobs=1, n_test=500, seed=0)
 
 @pytest.fixture(scope="module")
 def bench():
-    if not SCRIPT.is_file() or not SCRIPT.with_name("bench_trees.py").is_file():
-        pytest.skip(f"benchmark scripts not found next to {SCRIPT}")
-    spec = importlib.util.spec_from_file_location("_dptrees_bench_extra_trees", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "_dptrees_bench_extra_trees")
 
 
 @pytest.fixture(scope="module")

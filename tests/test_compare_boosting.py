@@ -1,8 +1,8 @@
-"""Smoke tests of ``benchmarks/compare_boosting.py`` (DP gradient boosting comparison).
+"""Smoke tests of ``experiments/compare_boosting.py`` (DP gradient boosting comparison).
 
-The script lives in the source tree (``benchmarks/``) and reads the shared Adult and
+The module lives in the source tree (``experiments/``) and reads the shared Adult and
 California Housing files; the tests skip where either is absent (e.g. tests run from a
-wheel's test sources). They run the script's ``--quick`` mode once and check the
+wheel's test sources). They run the module's ``--quick`` mode once and check the
 structure and sanity of the results (valid accuracies, AUCs and MAEs, one PASS/FAIL per
 target), that the results do not depend on ``--jobs``, and that the California Housing
 selection reads only the outer fold's training rows - never the targets' figures.
@@ -15,16 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import BENCHMARKS, load_script
-
-SCRIPT = BENCHMARKS / "compare_boosting.py"
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def compare():
-    # The script imports adult_classification / reproduce_hoang2020 (and uci_datasets)
-    # by module name, the names the other script tests register: one module each.
-    module = load_script(SCRIPT, "_dptrees_compare_boosting", register=True)
+    module = import_experiment("compare_boosting")
     if not Path(module.hoang.DEFAULT_DATA).is_file():
         pytest.skip(f"California Housing data not found at {module.hoang.DEFAULT_DATA}")
     if not module.adult.uci.data_available():

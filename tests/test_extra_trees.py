@@ -225,7 +225,7 @@ def test_with_partition_each_tree_gets_epsilon_on_a_disjoint_part(kind):
 
 def test_default_is_no_partition_and_max_features():
     # the classifier's default is one random threshold per feature (max_features=None):
-    # on Adult "sqrt" lost 5 points of accuracy at epsilon 0.5-1 (benchmarks/small_eps_trees.py)
+    # on Adult "sqrt" lost 5 points of accuracy at epsilon 0.5-1 (experiments/small_eps_trees.py)
     params = DPExtraTreesClassifier().get_params()
     assert params["partition"] is False and params["max_features"] is None
     assert params["n_estimators"] == "auto" and params["max_depth"] == "auto"

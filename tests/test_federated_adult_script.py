@@ -1,25 +1,21 @@
-"""Smoke test of ``benchmarks/federated_adult.py`` (federated DP boosting on Adult).
+"""Smoke test of ``experiments/federated_adult.py`` (federated DP boosting on Adult).
 
 Runs the ``--quick`` mode (one epsilon, one seed) and checks the structure of its
-results, never the figures' values beyond sanity. Skips where the script or the shared
+results, never the figures' values beyond sanity. Skips where the module or the shared
 Adult data are absent.
 """
 
-import functools
-
 import pytest
 
-from support import BENCHMARKS, load_script
-
-_load = functools.partial(load_script, register=True)
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def script():
-    uci = _load(BENCHMARKS / "uci_datasets.py", "uci_datasets")
+    uci = import_experiment("uci_datasets")
     if not uci.data_available():
         pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
-    return _load(BENCHMARKS / "federated_adult.py", "_dptrees_federated_adult")
+    return import_experiment("federated_adult")
 
 
 def test_quick_mode_reports_every_model_and_the_target(script, capsys):

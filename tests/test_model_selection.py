@@ -20,7 +20,7 @@ from dptrees import BudgetAccountant, BudgetExceededError
 from dptrees.audit import audit_pair
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 from dptrees.model_selection import DPRandomSearch, trial_epsilon
-from support import ALPHA, BENCHMARKS, load_script
+from support import ALPHA, import_experiment
 
 
 class _ConstantClassifier(ClassifierMixin, BaseEstimator):
@@ -287,7 +287,7 @@ def test_audit_flags_unnoised_argmax():
 # -- the Adult benchmark script ----------------------------------------------------------
 
 def test_benchmark_quick():
-    script = load_script(BENCHMARKS / "private_search_adult.py", "_dptrees_private_search")
+    script = import_experiment("private_search_adult")
     if not script.cb.adult.uci.data_available():
         pytest.skip(f"shared UCI data not found at {script.cb.adult.uci.DATA_DIR}")
     res = script.main(["--quick"])

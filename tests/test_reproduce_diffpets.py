@@ -1,33 +1,24 @@
-"""Smoke tests of the UCI benchmark scripts: DiffPETs reproduction and Adult classification.
+"""Smoke tests of the UCI experiments: DiffPETs reproduction and Adult classification.
 
-The scripts live in the source tree (``benchmarks/``) and read the shared UCI files in
+The modules live in the source tree (``experiments/``) and read the shared UCI files in
 ``../shared/data``; the tests skip where either is absent (e.g. tests run from a wheel's
 test sources). They run the scripts' ``--quick`` modes once and check the structure of
 the results and their sanity (valid accuracies and MSEs, the DP ExtraTrees above the
 majority-class floor on Mushroom at eps = 1), never the paper's figures.
 """
 
-import functools
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from support import BENCHMARKS, load_script
-
-DIFFPETS = BENCHMARKS / "reproduce_diffpets.py"
-ADULT = BENCHMARKS / "adult_classification.py"
-UCI = BENCHMARKS / "uci_datasets.py"
-
-# the scripts import these siblings by module name (benchmarks/ on sys.path): registering
-# them under the same names shares one module object in sys.modules
-_load = functools.partial(load_script, register=True)
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def uci():
-    module = _load(UCI, "uci_datasets")
+    module = import_experiment("uci_datasets")
     if not module.data_available():
         pytest.skip(f"shared UCI data not found at {module.DATA_DIR}")
     return module
@@ -35,12 +26,12 @@ def uci():
 
 @pytest.fixture(scope="module")
 def diffpets(uci):
-    return _load(DIFFPETS, "_dptrees_reproduce_diffpets")
+    return import_experiment("reproduce_diffpets")
 
 
 @pytest.fixture(scope="module")
 def adult(uci):
-    return _load(ADULT, "adult_classification")
+    return import_experiment("adult_classification")
 
 
 @pytest.fixture(scope="module")

@@ -1,28 +1,22 @@
-"""Smoke test of ``benchmarks/reproduce_dpada.py`` (DP AdaBoost on Adult, Zhang et al.).
+"""Smoke test of ``experiments/reproduce_dpada.py`` (DP AdaBoost on Adult, Zhang et al.).
 
-Runs the script's ``--quick`` mode once and checks the structure of its results and
-printed report, never the paper's figures. Skips where the script or the shared Adult
+Runs the module's ``--quick`` mode once and checks the structure of its results and
+printed report, never the paper's figures. Skips where the module or the shared Adult
 data are absent (e.g. tests run from a wheel's test sources).
 """
 
 import dataclasses
-import functools
 
 import numpy as np
 
 import pytest
 
-from support import BENCHMARKS, load_script
-
-SCRIPT = BENCHMARKS / "reproduce_dpada.py"
-UCI = BENCHMARKS / "uci_datasets.py"
-
-_load = functools.partial(load_script, register=True)
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def uci():
-    module = _load(UCI, "uci_datasets")
+    module = import_experiment("uci_datasets")
     if not module.data_available():
         pytest.skip(f"shared UCI data not found at {module.DATA_DIR}")
     try:
@@ -34,7 +28,7 @@ def uci():
 
 @pytest.fixture(scope="module")
 def dpada(uci):
-    return _load(SCRIPT, "_dptrees_reproduce_dpada")
+    return import_experiment("reproduce_dpada")
 
 
 @pytest.fixture(scope="module")

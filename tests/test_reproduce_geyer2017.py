@@ -1,6 +1,6 @@
-"""Smoke and protocol tests of ``benchmarks/reproduce_geyer2017.py`` (Geyer et al. 2017).
+"""Smoke and protocol tests of ``experiments/reproduce_geyer2017.py`` (Geyer et al. 2017).
 
-The script lives in the source tree and reads the shared MNIST folder; the tests are
+The module lives in the source tree and reads the shared MNIST folder; the tests are
 skipped where either is absent. They check the data loading, the non-IID split and the
 structure of the ``--quick`` output; they never assert accuracy against the paper's (the
 full settings take many minutes).
@@ -12,14 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import BENCHMARKS, load_script
-
-SCRIPT = BENCHMARKS / "reproduce_geyer2017.py"
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def repro():
-    module = load_script(SCRIPT, "_dptrees_reproduce_geyer2017", what="reproduction script")
+    module = import_experiment("reproduce_geyer2017")
     if not Path(module.DEFAULT_DATA).is_dir():
         pytest.skip(f"MNIST folder not found at {module.DEFAULT_DATA}")
     return module

@@ -1,6 +1,6 @@
-"""Smoke and protocol tests of ``benchmarks/reproduce_hoang2020.py`` (Hoang & Nguyen 2020).
+"""Smoke and protocol tests of ``experiments/reproduce_hoang2020.py`` (Hoang & Nguyen 2020).
 
-The script lives in the source tree and reads the shared California Housing file; the
+The module lives in the source tree and reads the shared California Housing file; the
 tests are skipped where either is absent (e.g. tests run from a wheel's test sources).
 They check the structure of the results, that the DP columns are valid MAEs, and that the
 non-private baselines land in the paper's ranges - the check that the protocol (unshuffled
@@ -14,14 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import BENCHMARKS, load_script
-
-SCRIPT = BENCHMARKS / "reproduce_hoang2020.py"
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def repro():
-    module = load_script(SCRIPT, "reproduce_hoang2020", what="reproduction script")
+    module = import_experiment("reproduce_hoang2020")
     if not Path(module.DEFAULT_DATA).is_file():
         pytest.skip(f"California Housing data not found at {module.DEFAULT_DATA}")
     return module

@@ -1,30 +1,23 @@
-"""Smoke test of ``benchmarks/small_eps_trees.py`` (library defaults on Adult, small eps).
+"""Smoke test of ``experiments/small_eps_trees.py`` (library defaults on Adult, small eps).
 
-Runs the script's ``--quick`` mode once (a subsample of Adult, 2 epsilons, 1 seed) and
+Runs the module's ``--quick`` mode once (a subsample of Adult, 2 epsilons, 1 seed) and
 checks the structure and sanity of its results, never the issue's figures. Skipped where
-the script or the shared UCI data is absent.
+the module or the shared UCI data is absent.
 """
 
-import functools
 import math
 
 import pytest
 
-from support import BENCHMARKS, load_script
-
-SCRIPT = BENCHMARKS / "small_eps_trees.py"
-UCI = BENCHMARKS / "uci_datasets.py"
-
-_load = functools.partial(load_script, register=True)
+from support import import_experiment
 
 
 @pytest.fixture(scope="module")
 def script():
-    uci = _load(UCI, "uci_datasets")
+    uci = import_experiment("uci_datasets")
     if not uci.data_available():
         pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
-    _load(BENCHMARKS / "adult_classification.py", "adult_classification")
-    return _load(SCRIPT, "_dptrees_small_eps_trees")
+    return import_experiment("small_eps_trees")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce the Adult experiments of DP AdaBoost (Zhang, Dong, Xu & Wang) with dptrees.
 
 Source: ``shared/seeds/004`` (restated in ``shared/seeds.md`` section 3). The paper shows
@@ -9,7 +8,7 @@ non-private AdaBoost, which we compute ourselves.
 Protocol (the paper's, as far as it is stated):
 
 * data: Adult, US natives only, ``fnlwgt`` dropped, ``adult.data`` for training and
-  ``adult.test`` for testing (``benchmarks/uci_datasets.py``'s ``load_adult``, ordinal
+  ``adult.test`` for testing (``experiments/uci_datasets.py``'s ``load_adult``, ordinal
   encoding: category ``k`` of ``K`` -> ``k`` with public bounds ``(-0.5, K - 0.5)``; the
   numeric columns get the documented public bounds);
 * budgets B in {0.1, 0.3, 0.5, 0.7, 0.9, 1, 3, 5}, rounds m in {30, 50, 70, 90, 100};
@@ -23,10 +22,10 @@ Settings, fixed a priori for every B, m and schedule (nothing was tuned on adult
 the largest categorical column, so categories keep their own bins),
 ``weight_budget_fraction=0.1`` (the class default), ``max_weight=100`` (the class
 default), ``learning_rate=1``. ``max_weight`` was chosen on an 80/20 validation split of
-adult.data only (permutation seed 0; B = 1, schedule "improved", 2 fits each):
-validation accuracy 0.779 / 0.836 / 0.836 / 0.836 at m = 30 and 0.750 / 0.807 / 0.771 /
-0.771 at m = 100 for caps 10 / 100 / 1e3 / 1e4; adult.test was not used to choose it,
-and no setting was chosen per cell.
+adult.data only (``--validate``: permutation seed 0; B = 1, schedule "improved", 2 fits
+each, caps 10 / 100 / 1e3 / 1e4 at m = 30 and 100; the recorded accuracies are in
+``RESULTS.md`` in this folder); adult.test was not used to choose it, and no setting was
+chosen per cell.
 
 dptrees' DPAda differs from the paper to make the guarantee true: the weak learners are
 DP stumps whose budget is counted, weights are unnormalised and capped, the weight
@@ -35,20 +34,18 @@ release has a public sensitivity, the guard uses a public mean reference (see
 
 Usage::
 
-    python benchmarks/reproduce_dpada.py                    # full grid, 5 repeats
-    python benchmarks/reproduce_dpada.py --repeats 3 --jobs 2
-    python benchmarks/reproduce_dpada.py --plot figs        # + PNG figures (matplotlib)
-    python benchmarks/reproduce_dpada.py --quick            # tiny grid, 1 repeat (tests)
-    python benchmarks/reproduce_dpada.py --validate         # how max_weight was chosen
+    python -m experiments.reproduce_dpada                    # full grid, 5 repeats
+    python -m experiments.reproduce_dpada --repeats 3 --jobs 2
+    python -m experiments.reproduce_dpada --plot figs        # + PNG figures (matplotlib)
+    python -m experiments.reproduce_dpada --quick            # tiny grid, 1 repeat (tests)
+    python -m experiments.reproduce_dpada --validate         # how max_weight was chosen
 
 ``main(argv)`` returns the results as a dict (also written by ``--json``). Fixed seeds
 make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import json
 import platform
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -61,11 +58,8 @@ import dptrees
 from dptrees import BudgetAccountant
 from dptrees.boosting import DPAdaBoostClassifier
 
-
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import uci_datasets as uci  # noqa: E402
-from results_json import jsonable  # noqa: E402
+from experiments import uci_datasets as uci
+from experiments.results_json import write_json
 
 
 BUDGETS = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 3.0, 5.0)
@@ -313,7 +307,7 @@ def main(argv=None):
     results["elapsed_seconds"] = elapsed
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

@@ -1,7 +1,6 @@
-#!/usr/bin/env python
 """Client-level DP federated gradient boosting on Adult, split across 100 and 1,000 clients.
 
-Data: UCI Adult as in ``benchmarks/adult_classification.py`` (``load_adult``: US natives,
+Data: UCI Adult as in ``experiments/adult_classification.py`` (``load_adult``: US natives,
 ``fnlwgt`` dropped; train on ``adult.data``, 29,170 rows; test on ``adult.test``,
 14,662 rows), ordinal encoding, the loader's public feature bounds.
 
@@ -45,10 +44,9 @@ Selection: ``max_depth`` in {3, 4}, ``reg_lambda`` in {0.1, 0.3, 1}, ``learning_
 validation split of ``adult.data`` only (80 % fit / 20 % validation,
 ``train_test_split(random_state=0)``, federations built on the fit part, 2 seeds); the
 setting with the best validation accuracy averaged over K = 100 and K = 1,000 was kept
-(depth 3, reg_lambda 1, learning rate 0.3, 200 rounds: validation accuracy 0.831 with
-1,000 clients, 0.796 with 100; the best single K = 1,000 setting reached 0.837). The
-selection read the training data without noise (not part of the DP guarantee), as in
-``adult_classification.py``. ``S``, ``Q_CLIENTS``, the federation and delta were fixed
+(depth 3, reg_lambda 1, learning rate 0.3, 200 rounds; the validation accuracies are in
+``RESULTS.md`` in this folder). The selection read the training data without noise (not
+part of the DP guarantee), as in ``adult_classification.py``. ``S``, ``Q_CLIENTS``, the federation and delta were fixed
 before any run.
 
 Baselines at the same epsilon: the centralised ``DPGradientBoostingClassifier``
@@ -56,40 +54,23 @@ Baselines at the same epsilon: the centralised ``DPGradientBoostingClassifier``
 ``split="random"``, its defaults otherwise) and scikit-learn's non-private
 ``HistGradientBoostingClassifier``. The majority class of ``adult.test`` is 0.7597.
 
-Full run (3 seeds, ~85 s on 2 shared cores; accuracy / ROC AUC on ``adult.test``):
-non-private HistGradientBoosting 0.8710 / 0.9269; centralised DP GB (record-level) at
-eps 1: 0.8316 / 0.8823. Federated, client-level, delta 1e-6, ~200 rounds each, every
-round accounted in both directions of the discrete Gaussian
-(``RDPAccountant.compose_subsampled_discrete_gaussian``):
-
-=====  ======================  ======================
-eps    K = 100 (q = 1)         K = 1,000 (q = 0.1)
-=====  ======================  ======================
-0.5    0.7484 / 0.6977         0.8266 / 0.8717
-1      0.7992 / 0.8189         0.8343 / 0.8845
-2      0.8147 / 0.8469         0.8369 / 0.8888
-4      0.8261 / 0.8739         0.8402 / 0.8933
-=====  ======================  ======================
-
-(Before that accounting, with the continuous Gaussian's curve: K = 1,000 at eps 1
-0.8348 / 0.8855. The centralised column also moved with ``noise_reg``, the
-gradient-boosting leaves' shrinkage by their noise: 0.8380 / 0.8894 before.)
+Printed: accuracy and ROC AUC on ``adult.test`` (mean over the seeds) of every model at
+every epsilon, with the rounds run, the noise multiplier and the sampling probability of
+the federated fits, and the target's PASS/FAIL. The recorded full run (3 seeds, every
+epsilon, both federations) is in ``RESULTS.md`` in this folder.
 
 Usage::
 
-    python benchmarks/federated_adult.py            # full
-    python benchmarks/federated_adult.py --quick    # epsilon 1, 1 seed (~15 s)
+    python -m experiments.federated_adult            # full (~85 s on 2 shared cores)
+    python -m experiments.federated_adult --quick    # epsilon 1, 1 seed (~15 s)
 
 ``main(argv)`` returns the results as a dict. Fixed seeds are for research, never for a
 release.
 """
 
 import argparse
-import json
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -101,10 +82,8 @@ from dptrees.boosting import DPGradientBoostingClassifier
 from dptrees.federated._boosting import DPFederatedGradientBoostingClassifier
 from dptrees.federated._protocol import INTEGER_ORDERS
 
-
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import uci_datasets as uci  # noqa: E402
+from experiments import uci_datasets as uci
+from experiments.results_json import write_json
 
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
@@ -241,7 +220,7 @@ def main(argv=None):
               + (" (quick mode: one seed)" if args.quick else ""))
     print(f"run time: {time.time() - t0:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        write_json(args.json, results)
     return results
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce the experiments of DiffPETs (DP ExtraTrees; Li, Chen & Xie) with dptrees.
 
 Source: ``shared/seeds/002``, restated in ``shared/seeds.md`` section 2. The paper gives its
@@ -14,7 +13,7 @@ floors below stand in as the "no useful model" reference.)
 
 Protocol (ours; the seed does not state the paper's):
 
-* data: ``shared/data`` via ``benchmarks/uci_datasets.py``, public schemas from the
+* data: ``shared/data`` via ``experiments/uci_datasets.py``, public schemas from the
   documented domains; categorical attributes ordinal-encoded (category ``k`` of ``K`` ->
   ``k``, public bounds ``(-0.5, K - 0.5)``);
 * ``--reps`` (default 10) repetitions of a random 80/20 train/test split
@@ -37,7 +36,7 @@ daily demand 12 -> 6):
 * ``DP-ET partition``: the same with ``partition=True`` (each tree a disjoint random
   part of the data and the full ``eps``);
 * ``DP tree``: one greedy ``DPDecisionTree*`` with the settings chosen on Adult's
-  validation split (``benchmarks/adult_classification.py``: depth 5, permute-and-flip,
+  validation split (``experiments/adult_classification.py``: depth 5, permute-and-flip,
   budget weights (0.5, 1, 2)), applied unchanged to every dataset here;
 * ``ExtraTrees``: non-private ``sklearn.ensemble.ExtraTrees*(n_estimators=t,
   max_depth=h)`` on the same encoded features;
@@ -60,20 +59,17 @@ A check at eps = 1 over the same 10 splits found no difference beyond the noise 
 
 Usage::
 
-    python benchmarks/reproduce_diffpets.py                 # everything, 10 reps (~10 s on 2 cores)
-    python benchmarks/reproduce_diffpets.py --plot figs     # + PNG figures
-    python benchmarks/reproduce_diffpets.py --quick         # mushroom + wine, 2 reps, 2 eps
-    python benchmarks/reproduce_diffpets.py --reps 5 --json out.json
+    python -m experiments.reproduce_diffpets                 # everything, 10 reps (~10 s on 2 cores)
+    python -m experiments.reproduce_diffpets --plot figs     # + PNG figures
+    python -m experiments.reproduce_diffpets --quick         # mushroom + wine, 2 reps, 2 eps
+    python -m experiments.reproduce_diffpets --reps 5 --json out.json
 
 ``main(argv)`` returns the results as a dict (also written by ``--json``). Fixed seeds
 make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import json
-import math
 import platform
-import sys
 import time
 from pathlib import Path
 
@@ -91,11 +87,8 @@ from dptrees import (
 )
 from dptrees.mechanisms import noisy_count, noisy_sum
 
-
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import uci_datasets as uci  # noqa: E402
-from results_json import jsonable  # noqa: E402
+from experiments import uci_datasets as uci
+from experiments.results_json import write_json
 
 
 # --------------------------------------------------------------------------------------
@@ -117,7 +110,7 @@ QUICK = dict(classification=("mushroom",), regression=("wine_quality",), reps=2,
 CLASS_MODELS = ("DiffPETs", "DP-ET partition", "DP tree", "ExtraTrees", "majority class")
 REG_MODELS = ("DiffPETs", "DP-ET partition", "DP tree", "ExtraTrees", "DP mean", "mean")
 # "DP tree": one greedy DP tree with the settings chosen on Adult's validation split by
-# benchmarks/adult_classification.py (depth 5, permute-and-flip, budget weights
+# experiments/adult_classification.py (depth 5, permute-and-flip, budget weights
 # (count, split, leaf) = (0.5, 1, 2)), applied unchanged: nothing here was tuned on these
 # datasets, let alone on their test splits.
 DP_TREE_SETTINGS = dict(max_depth=5, selection="permute_and_flip", budget_weights=(0.5, 1.0, 2.0))
@@ -425,7 +418,7 @@ def main(argv=None):
         print("\nfigures: " + ", ".join(results["figures"]))
     print(f"\nrun time: {elapsed:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

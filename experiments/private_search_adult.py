@@ -28,16 +28,14 @@ the search's guarantee covers (see ``dptrees.model_selection``).
 Reports test accuracy and ROC AUC (mean and std over ``--seeds`` seeds). ``--quick`` uses
 2,000 rows of ``adult.data`` and of ``adult.test``, 1 seed and 2 mean trials.
 
-    python benchmarks/private_search_adult.py [--quick] [--eps 1] [--seeds 3]
+    python -m experiments.private_search_adult [--quick] [--eps 1] [--seeds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -45,9 +43,7 @@ from dptrees import BudgetAccountant
 from dptrees.boosting import DPGradientBoostingClassifier
 from dptrees.model_selection import DPRandomSearch
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import compare_boosting as cb  # noqa: E402
+from experiments import compare_boosting as cb
 
 SPACE = {
     "learning_rate": [0.2, 0.3, 0.5, 1.0],

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """DP gradient boosting against non-private boosting and dptrees' other DP models.
 
 Compares :class:`dptrees.boosting.DPGradientBoostingClassifier` / ``Regressor`` (random
@@ -8,12 +7,12 @@ dptrees' DP trees and forests, at eps in {0.1, 0.25, 0.5, 1, 2, 4, 8} (``delta =
 for the boosting's Gaussian noise; the trees and forests are pure eps-DP). Every DP fit
 spends its eps on a ``BudgetAccountant`` of its own.
 
-1. **Adult** (``benchmarks/adult_classification.py``'s preparation through
-   ``benchmarks/uci_datasets.py``: US natives, ``fnlwgt`` dropped, ordinal encoding with
+1. **Adult** (``experiments/adult_classification.py``'s preparation through
+   ``experiments/uci_datasets.py``: US natives, ``fnlwgt`` dropped, ordinal encoding with
    public bounds; train on ``adult.data``, test on ``adult.test``). Metrics: test accuracy
    and ROC AUC (positive class ``>50K``), mean (sample std, ``ddof=1``) over
    ``--repeats`` fits with different seeds on all of ``adult.data``.
-2. **California Housing** on the seed's protocol (``benchmarks/reproduce_hoang2020.py``:
+2. **California Housing** on the seed's protocol (``experiments/reproduce_hoang2020.py``:
    ``load_data`` min-max scales all columns to [0, 1] over the file, ``paper_folds`` is
    the unshuffled ``KFold(10)``), MAE in scaled units, ``bounds=(0, 1)``,
    ``y_bounds=(0, 1)``; per fold the mean of ``--repeats`` fits, then mean (population
@@ -68,20 +67,18 @@ fixed order). Fixed seeds make the noise recomputable: for research, never for a
 
 Usage::
 
-    python benchmarks/compare_boosting.py                   # full (about 10 min, 2 cores)
-    python benchmarks/compare_boosting.py --quick           # eps 1, 1 seed, subsampled
-    python benchmarks/compare_boosting.py --datasets cal --eps 1 2 --repeats 1 --jobs 2
+    python -m experiments.compare_boosting                   # full (about 10 min, 2 cores)
+    python -m experiments.compare_boosting --quick           # eps 1, 1 seed, subsampled
+    python -m experiments.compare_boosting --datasets cal --eps 1 2 --repeats 1 --jobs 2
 
 ``main(argv)`` returns the results as a dict (also written by ``--json``).
 """
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import platform
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,12 +97,10 @@ from dptrees import (
 )
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 
-HERE = Path(__file__).resolve().parent
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(HERE))
-import adult_classification as adult  # noqa: E402
-import reproduce_hoang2020 as hoang  # noqa: E402
-from results_json import jsonable  # noqa: E402
+from experiments import adult_classification as adult
+from experiments import reproduce_hoang2020 as hoang
+from experiments.results_json import write_json
+from experiments.splits import random_rows, validation_split
 
 # --------------------------------------------------------------------------------------
 # Settings
@@ -321,8 +316,7 @@ def load_adult_data(data_dir=None, max_rows=None):
         return data
     rng = np.random.default_rng(0)
     train, test = data["ordinal"]
-    keep = [np.sort(rng.choice(len(ds.y), size=min(max_rows, len(ds.y)), replace=False))
-            for ds in (train, test)]
+    keep = [np.sort(random_rows(rng, len(ds.y), max_rows)) for ds in (train, test)]
     return {enc: tuple(dataclasses.replace(ds, X=ds.X[k], y=ds.y[k])
                        for ds, k in zip(pair, keep))
             for enc, pair in data.items()}
@@ -422,7 +416,7 @@ def run_adult(data, epsilons=EPSILONS, grid=GB_GRID, grids=None, val_seeds=VAL_S
     """
     grids = adult.GRIDS if grids is None else grids
     train, test = data["ordinal"]
-    fit_idx, val_idx = adult.validation_split(len(train.y))
+    fit_idx, val_idx = validation_split(len(train.y))
     units = ([("GB", eps) for eps in epsilons] + [(EBM_COLUMN, eps) for eps in epsilons]
              + [(m, eps) for m in adult.MODELS for eps in epsilons])
 
@@ -628,8 +622,7 @@ def main(argv=None):
     out["timings"]["total"] = time.perf_counter() - t_start
     print(f"\nTotal run time: {out['timings']['total']:.1f} s")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
         print(f"results written to {args.json}")
     return out
 

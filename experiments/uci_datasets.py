@@ -1,4 +1,4 @@
-"""Loaders of the shared UCI datasets with *public* schemas, for the dptrees benchmarks.
+"""Loaders of the shared UCI datasets with *public* schemas, for the dptrees experiments.
 
 Every loader returns a :class:`Dataset`: float64 features ``X``, targets ``y``, the
 public feature ``bounds`` to pass to the estimators, and the public ``classes``
@@ -29,6 +29,8 @@ import numpy as np
 
 from dptrees.preprocessing import PublicSchemaEncoder
 
+from experiments import DATA_DIR
+
 __all__ = [
     "DATA_DIR",
     "DOIS",
@@ -42,8 +44,6 @@ __all__ = [
     "load_wine_quality",
     "LOADERS",
 ]
-
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 DOIS = {
     "adult": "10.24432/C5XW20",

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce Table 3 and Figures 1-2 of Hoang & Nguyen (2020) with dptrees.
 
 Vu Quoc Hoang, Nguyen Dinh Thuc, "Differentially private regression tree and forest",
@@ -37,11 +36,9 @@ The seven columns of Table 3:
 * ``sklearn forest``: a *partition* forest of 25 ``DecisionTreeRegressor(max_depth=5,
   min_samples_split=20, min_samples_leaf=10)`` on disjoint parts, averaged (non-private).
   The parts are a random permutation of the training rows cut into 25 equal chunks
-  (``numpy.random.default_rng(seed).permutation`` + ``numpy.array_split``): with seed 0
-  this gives 0.1182 (0.0185) over the 10 folds, the seed's 0.1183 (0.0185) up to the
-  fourth decimal. (Independent uniform assignment, as ``dptrees.forest.assign_partitions``
-  does for the DP forest, gives 0.1182 (0.0203): same mean, std further from the seed's.
-  Cutting the rows in *file order* into chunks gives 0.137 and does not match.);
+  (``numpy.random.default_rng(seed).permutation`` + ``numpy.array_split``): of the ways
+  of cutting the parts that were tried, the one that reproduces the seed's 0.1183
+  (0.0185) (the figures of each: ``RESULTS.md`` in this folder);
 * ``DPMean_Tree`` / ``DPMedian_Tree``: ``DPDecisionTreeRegressor(eps, max_depth=15,
   leaf="mean" / "median")``;
 * ``DPMean_Forest`` / ``DPMedian_Forest``: ``DPPartitionForestRegressor(25, eps,
@@ -73,12 +70,12 @@ hyper-parameter tuning method; it is reported as an estimate of what tuning buys
 
 Usage::
 
-    python benchmarks/reproduce_hoang2020.py                  # Table 3: 10 folds, 9 eps
-    python benchmarks/reproduce_hoang2020.py --plot figs      # + Figures 1 and 2 as PNG
-    python benchmarks/reproduce_hoang2020.py --extra          # + the "push past" section
-    python benchmarks/reproduce_hoang2020.py --diagnose       # + the paper's leaves, simulated
-    python benchmarks/reproduce_hoang2020.py --quick          # 3 folds, eps {1, 8}
-    python benchmarks/reproduce_hoang2020.py --folds 5 --eps 0.5 2 --n-jobs 2 --json out.json
+    python -m experiments.reproduce_hoang2020                  # Table 3: 10 folds, 9 eps
+    python -m experiments.reproduce_hoang2020 --plot figs      # + Figures 1 and 2 as PNG
+    python -m experiments.reproduce_hoang2020 --extra          # + the "push past" section
+    python -m experiments.reproduce_hoang2020 --diagnose       # + the paper's leaves, simulated
+    python -m experiments.reproduce_hoang2020 --quick          # 3 folds, eps {1, 8}
+    python -m experiments.reproduce_hoang2020 --folds 5 --eps 0.5 2 --n-jobs 2 --json out.json
 
 ``--diagnose`` explains the gap to the paper: it grows the same DP trees and replaces
 their leaf values by the paper's leaf mechanisms (mean + ``Lap(1 / (N_leaf beta))``,
@@ -92,7 +89,6 @@ as a dict (also written by ``--json``).
 """
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -109,15 +105,13 @@ import dptrees
 from dptrees import BudgetAccountant, DPDecisionTreeRegressor, DPPartitionForestRegressor
 from dptrees.mechanisms import noisy_count, noisy_sum
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_json import jsonable  # noqa: E402
+from experiments import DATA_DIR
+from experiments.results_json import write_json
 
 # --------------------------------------------------------------------------------------
 # The paper's settings and its Table 3 (REFERENCE values, copied from shared/seeds.md)
 
-DEFAULT_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
-                / "california_housing" / "cal_housing.data")
+DEFAULT_DATA = DATA_DIR / "california_housing" / "cal_housing.data"
 N_ROWS = 20_640
 N_COLUMNS = 9
 N_FOLDS = 10
@@ -888,8 +882,7 @@ def main(argv=None):
     out["timings"] = timings
     print(f"\nTotal time: {timings['total']:.1f} s")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
         print(f"results written to {args.json}")
     return out
 

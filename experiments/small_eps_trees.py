@@ -1,13 +1,12 @@
-#!/usr/bin/env python
 """DP trees, forests and boosting on Adult with LIBRARY DEFAULTS, tiny to moderate epsilon.
 
 The issue "Utility at small epsilon" measures dptrees' classifiers as a user would call
 them: only ``epsilon``, the public ``bounds`` and ``classes`` and a ``random_state`` are
 given, everything else is the library default. This script does the same.
 
-Data: Adult as in ``benchmarks/adult_classification.py`` (the preparation of Zhang et
+Data: Adult as in ``experiments/adult_classification.py`` (the preparation of Zhang et
 al.'s DP AdaBoost: US natives, ``fnlwgt`` dropped, train on ``adult.data``, test on
-``adult.test``), loaded through ``benchmarks/uci_datasets.py`` with one-hot encoding.
+``adult.test``), loaded through ``experiments/uci_datasets.py`` with one-hot encoding.
 
 Models: ``DPDecisionTreeClassifier``, ``DPPartitionForestClassifier``,
 ``DPExtraTreesClassifier`` (``partition=False`` and ``partition=True``),
@@ -25,17 +24,15 @@ figures only.
 
 Usage::
 
-    python benchmarks/small_eps_trees.py               # full (about 1-2 min on 2 cores)
-    python benchmarks/small_eps_trees.py --validation  # the same on the validation split
-    python benchmarks/small_eps_trees.py --quick       # subsample, 2 eps, 1 seed (< 20 s)
+    python -m experiments.small_eps_trees               # full (about 1-2 min on 2 cores)
+    python -m experiments.small_eps_trees --validation  # the same on the validation split
+    python -m experiments.small_eps_trees --quick       # subsample, 2 eps, 1 seed (< 20 s)
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
 """
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
@@ -52,11 +49,9 @@ from dptrees import (
     DPPartitionForestClassifier,
 )
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import uci_datasets as uci  # noqa: E402
-from adult_classification import validation_split  # noqa: E402
-from results_json import jsonable  # noqa: E402
+from experiments import uci_datasets as uci
+from experiments.results_json import write_json
+from experiments.splits import random_rows, validation_split
 
 EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0)
 N_SEEDS = 3
@@ -101,8 +96,8 @@ def load(validation=False, quick=False, data_dir=None):
         Xtr, ytr, Xte, yte = Xtr[fit_idx], ytr[fit_idx], Xtr[val_idx], ytr[val_idx]
     if quick:
         rng = np.random.default_rng(0)
-        tr = rng.choice(len(ytr), size=min(QUICK_ROWS, len(ytr)), replace=False)
-        te = rng.choice(len(yte), size=min(QUICK_TEST_ROWS, len(yte)), replace=False)
+        tr = random_rows(rng, len(ytr), QUICK_ROWS)
+        te = random_rows(rng, len(yte), QUICK_TEST_ROWS)
         Xtr, ytr, Xte, yte = Xtr[tr], ytr[tr], Xte[te], yte[te]
     return Xtr, ytr, Xte, yte, train.classes, train.bounds
 
@@ -226,7 +221,7 @@ def main(argv=None):
     results["elapsed_seconds"] = time.perf_counter() - start
     print(f"\nrun time: {results['elapsed_seconds']:.1f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps(jsonable(results), indent=1))
+        write_json(args.json, results)
     return results
 
 

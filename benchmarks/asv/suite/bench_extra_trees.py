@@ -18,13 +18,12 @@ stays under ~10 s on 2 cores.
 Every DP fit uses its own unlimited ``BudgetAccountant``.
 """
 
-import time
-
 import numpy as np
 
 import dptrees
 
-from .bench_trees import FEATURE_BOUNDS, MAX_DEPTH, N_FEATURES, N_SAMPLES, SEED
+from .bench_trees import (FEATURE_BOUNDS, MAX_DEPTH, N_FEATURES, N_SAMPLES, SEED,
+                          fit_speedup)
 from .bench_trees import make_data as _make_regression_data
 
 N_ESTIMATORS = 20
@@ -96,14 +95,5 @@ class ExtraTreesRatios:
         self.X, self.y = make_data()
 
     def track_fit_speedup_vs_sklearn(self, partition):
-        X, y = self.X, self.y
-        dp_extra_trees(partition).fit(X, y)  # warm-up
-        ours = float("inf")
-        for _ in range(2):
-            t0 = time.perf_counter()
-            dp_extra_trees(partition).fit(X, y)
-            ours = min(ours, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        sklearn_extra_trees().fit(X, y)
-        theirs = time.perf_counter() - t0
-        return theirs / ours
+        return fit_speedup(lambda: dp_extra_trees(partition), sklearn_extra_trees, self.X,
+                           self.y, 2)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce Geyer, Klein & Nabi (2017): client-level DP federated learning on MNIST.
 
 Robin C. Geyer, Tassilo Klein, Moin Nabi, "Differentially Private Federated Learning: A
@@ -39,173 +38,23 @@ exponential moving average of the server's iterates (``ema``; as in De et al. 20
 both only post-process the DP releases, so they cost no privacy. The accuracy of the last
 iterate is printed beside it, with that of other EMA decays (``EMA_ALTERNATIVES``) and the
 released model's accuracy on its own clients' images (how much of the error is
-generalisation). Options tried and not adopted (see below) stay available through
+generalisation). Options tried and not adopted (see ``RESULTS.md``) stay available through
 ``--set``: a cosine server schedule (``schedule``: also post-processing, its length the
 public number of rounds the accountant allows), local random image shifts
 (``augment``: part of each client's local computation, clipped and noised like any
 update) and per-layer clipping (``layer_clip``: each layer's part of an update cut to a
 share of ``S``, the shares' squares summing to 1, so the sensitivity is still ``S``).
 
-Hyper-parameters (``SETTINGS``): for K <= 1,000 never chosen on the test images; for
-K = 10,000 see the last item.
-
-* ``z`` was picked from the number of rounds the accountant allows (``rounds_allowed``:
-  it depends only on ``q``, ``z``, epsilon and delta) and from the wall time of a round on
-  two shared CPU cores: a larger ``z`` buys more rounds at a lower per-round
-  signal-to-noise ratio ``m / z``. K = 1,000: z = 1.3 allows 251 rounds, z = 1.5 389;
-  K = 10,000: z = 0.8 allows 322, z = 0.85 503, z = 0.9 702 (300 clients a round make
-  this setting the slow one).
-* Local training (K <= 1,000: one epoch, batch 10, learning rate 0.05; K = 10,000: three
-  epochs over the client's 6 images as one batch), the release EMA (0.95) and the server
-  step at K <= 1,000 (no momentum) were fixed a priori.
-* K = 1,000: the clipping bound and ``z`` were chosen with ``--validation`` runs (10,000
-  of the *training* images held out, a seeded random subset; the clients built from the
-  other 50,000; seed 0). Validation accuracy at the end of training: fixed S = 0.7,
-  z = 1.3: about 0.89 (a noise floor from round ~150 on); AdaptiveClip from 0.7, z = 1.3:
-  0.920, the bound settling near 0.35; fixed S = 0.35, z = 1.3: 0.913; fixed S = 0.35,
-  z = 1.5: 0.920. Hence the fixed public S = 0.35 and z = 1.5. K = 100 reuses them
-  (not tuned).
-* K = 10,000 (five runs, all listed below): run 1 used a priori values (fixed S = 1.0,
-  z = 0.8, local learning rate 0.1, server momentum 0.5) and reached 0.938 test accuracy,
-  flat over its last ~80 rounds. Run 2 switched to AdaptiveClip from the public 1.0 and
-  z = 0.85 (503 rounds), applying what the K = 1,000 validation runs showed (the noise
-  floor falls with the bound): 0.943. Plain FedAvg with run 1's local training reached
-  only 0.936 in 322 rounds, so the setting was limited by optimisation, not noise; run 3
-  takes larger steps: local learning rate 0.2, server momentum 0.8:
-  0.955 on the test images, 0.948 on the validation split (a separate ``--validation``
-  run, whose clients hold 5 images). Runs 2 and 3 were chosen after seeing earlier
-  *test* accuracies: they are not clean held-out choices. Run 4 is run 3 with the
-  clip's target quantile 0.55 instead of 0.5, and run 5 (``SETTINGS``) is run 4 with a
-  public floor of 0.2 under the adaptive bound (``clip_floor``), each chosen on the
-  validation split alone among the candidates listed below.
-
-Results (seed 0; two CPU cores shared with other jobs, so wall times vary 2-3x; "non-DP":
-plain FedAvg on the same clients for the same number of rounds)::
-
-    K       setting                            test acc  rounds  comm     delta    time
-    100     z 1.5, S 0.35 (SETTINGS)           0.745     66      1,885    9.9e-4   328 s
-    1,000   z 1.3, S 0.35                      0.919     251     25,165   9.5e-6   425 s
-    1,000   z 1.5, S 0.35 (SETTINGS)           0.921     389     38,960   9.9e-6   934 s
-    10,000  run 1: z 0.8, S 1.0 fixed          0.938     322     96,382   1.0e-6  1251 s
-    10,000  run 2: z 0.85, adaptive from 1.0   0.943     503    150,503   1.0e-6  1437 s
-    10,000  run 3: as 2, larger steps          0.955     503    150,503   1.0e-6   887 s
-            (lr 0.2, momentum 0.8)
-    10,000  run 3, --seed 1                    0.955     503    151,927   1.0e-6  1029 s
-    10,000  run 4: as 3, quantile 0.55         0.952     503    150,503   1.0e-6   761 s
-    10,000  run 4, --seed 1                    0.957     503    151,927   1.0e-6   791 s
-    10,000  run 4, --seed 2                    0.953     503    151,194   1.0e-6   768 s
-    10,000  run 4, --seed 3                    0.956     503    150,099   1.0e-6   768 s
-    10,000  run 5 (SETTINGS): as 4, floor 0.2  0.953     503    150,503   1.0e-6   777 s
-            under the adaptive bound
-    10,000  run 5, --seed 1                    0.956     503    151,927   1.0e-6   776 s
-    10,000  run 5, --seed 2                    0.954     503    151,194   1.0e-6   767 s
-    10,000  run 5, --seed 3                    0.956     503    150,099   1.0e-6   765 s
-
-    non-DP FedAvg: K=100, 66 rounds 0.932; K=1,000, 389 rounds 0.948; K=10,000 (run 1's
-    local training, no server momentum), 322 rounds 0.936; K=10,000 with run 3's local
-    training and server step (--max-rounds 0 --baseline-rounds 503), 503 rounds 0.979
-    (0.974 on the validation split). The paper: about 0.78, 0.92, 0.96; about 0.97
-    non-private.
-
-Accounting both directions (the rows above used the continuous Gaussian's "add"
-curve). The aggregator now composes every round with
-``RDPAccountant.compose_subsampled_discrete_gaussian``: at every Renyi order the larger
-of adding and removing a client, each proved for the discrete Gaussian we sample. The
-remove-direction bound is looser than the add curve at large ``q`` and small ``z``, so
-fewer rounds fit the same ``(8, delta)``: K = 100 (q = 0.3, z = 1.5) 66 -> 48 rounds,
-K = 1,000 (q = 0.1, z = 1.5) 389 -> 341, K = 10,000 (q = 0.03, z = 0.85) 503
-unchanged. Reruns with ``SETTINGS`` unchanged, seed 0: K = 100 0.716 (48 rounds,
-1,359 transfers, delta 8.7e-4, 199 s); K = 1,000 0.922 (341 rounds, 34,111 transfers,
-delta 9.8e-6, 372 s; non-DP FedAvg for the same rounds 0.945); K = 10,000 as run 5.
-
-PLD accounting (``--set accounting=pld``: ``dp-accounting``'s privacy loss
-distributions through the coupling of ``dptrees/_pld_accounting.py``, same
-``(8, delta)``): K = 100 85 rounds (RDP 48), K = 1,000 460 (RDP 341), K = 10,000 665
-(RDP 503). Seed 0, K = 1,000: 0.925 after 460 rounds (46,004 transfers, delta 9.9e-6;
-RDP 0.922). K = 10,000 (``--set accounting=pld --baseline-rounds 0 --eval-every 50``):
-0.958 after 665 rounds (198,896 transfers, delta 9.9e-7, 1,114 s; RDP, run 5: 0.953),
-0.965 on its clients' own images. Everything else as ``SETTINGS``, chosen under RDP.
-
-K = 10,000: after run 3, every change was judged on the validation split only, by a rule
-fixed before its runs: a candidate replaces the leader only if its validation accuracy
-(seed 0, end of training; for the runs with ``other_ema_accuracy``, any of the reported
-EMA decays) beats the leader's. Candidates, each a ``--set`` on top of run 3 (validation
-accuracy; run 3: 0.9478, its EMA-0.9 variant 0.9480; "stopped": ended early once clearly
-behind at the same round)::
-
-    z=0.9 (702 rounds)                   0.9473   (test, unused: 0.9563)
-    quantile=0.8                         0.719    (the bound grew to ~2, the noise with it)
-    server_lr=1.5                        0.9457   (test, unused: 0.9513)
-    quantile=0.3                         0.9340
-    schedule=cosine                      0.9411
-    epochs=6                             stopped: 0.9384 at round 250 (run 3: 0.9412)
-    lr=0.4                               stopped: 0.9372 at round 325 (run 3: 0.9432)
-    quantile=0.6                         0.9472   (EMA 0.9: 0.9479)
-    lr=0.1, server_lr=2                  stopped: 0.9356 at round 275 (run 3: 0.9432)
-    epochs=1, lr=0.6                     stopped: diverged (0.61 at round 275)
-    augment=1 (1-pixel random shifts)    stopped: 0.9169 at round 225 (run 3: 0.9398)
-    momentum=0.9, server_lr=0.5          0.9432
-    layer_clip=equal                     0.9432   (EMA 0.9: 0.9436)
-    layer_clip=top (0.8, 0.5, 0.33)      0.9460   (ahead of run 3 until round ~400)
-    quantile=0.7, server_lr=0.6          0.9431   (EMA 0.99: 0.9462; the bound stays ~0.75)
-    quantile=0.6, z=0.9                  stopped: 0.9383 at round 625
-    z=1.0 (1,130 rounds)                 0.9491   (EMA 0.9: 0.9493)
-    quantile=0.55                        0.9500   (run 4: adopted)
-    quantile=0.575                       0.9483   (EMA 0.98: 0.9491)
-    quantile=0.55, z=0.9 (702 rounds)    0.9490
-    quantile=0.55, z=1.0 (1,130 rounds)  stopped: 0.9464 at round 900 (z=1.0: 0.9477)
-
-Only quantile 0.55 beats run 3, so it is run 4; its two test runs
-(seeds 0 and 1) were made after the choice and are reported as they came: 0.9521 and
-0.9566 (0.9607 and 0.9615 on the clients' own images), against run 3's 0.9549 and
-0.9552. Their mean, 0.9544, is run 3's (0.9551): the 0.2-point validation gain is
-within the spread between seeds (on a second validation split, ``--validation --seed
-1``, run 3 scores 0.9430 and run 4 0.9437), and no setting tried reaches the paper's
-0.96. Three
-diagnostics (not candidates) show what limits this setting. With a quarter of the noise
-(``--set z=0.2 --set epsilon=10000 --set delta=0.5 --max-rounds 503``) run 3's
-validation accuracy is 0.9474, the same; run 3's model classifies its own clients'
-images only 0.9555 correctly; and the same training without clipping or noise reaches
-0.974 (above). So what costs the points is the clipping, not the noise: late in
-training the update norms are bimodal - most clients' 5-6 images are already right and
-their updates tiny, while the ~30-40 % holding a misclassified image send updates of
-norm near 1 (the 0.7 quantile of the norms stays ~0.75 while the median falls to about
-0.05) - and the median bound cuts the informative updates to the size of the
-uninformative ones. Raising the target quantile trades that bias for noise
-proportional to the bound: 0.55 gains a little, 0.575 and 0.6 less, 0.7 and 0.8 lose
-(bound and noise feed each other), and buying more rounds with a larger ``z`` does not
-change the balance. Around run 3, larger and smaller steps, more and less local work,
-heavier momentum, per-layer bounds and local augmentation all do worse.
-
-After run 4 the rule gained a confirmation step, fixed before the runs: a candidate that
-beats run 4 on the validation split (0.9500, any EMA decay) is adopted only if it also
-beats run 4 on the second split (``--validation --seed 1``: 0.9437, best decay 0.9442).
-Candidates, each a ``--set`` on top of run 4 (validation accuracy, seed 0)::
-
-    activation=tanh                      stopped: 0.9247 at round 200 (run 4: 0.9380)
-    activation=tanh, lr=0.4              stopped: 0.8753 at round 190, the bound grew to 2.7
-    adaptive=0, clip=0.1 (fixed S)       stopped: 0.8987 at round 200
-    adaptive=0, clip=0.2 (fixed S)       stopped: 0.9332 at round 270 (run 4 at 250: 0.9418)
-    clip_floor=0.3                       0.9489   (EMA 0.99: 0.9497)
-    clip_floor=0.2                       0.9519   (EMA 0.9: 0.9520); second split 0.9470
-                                         (best decay 0.9474): adopted, run 5
-
-(For information, not used for the choice: on a third split, ``--validation --seed 2``,
-run 5 scores 0.9544 and run 4 0.9509.)
-
-The tanh activation (the "tempered sigmoid" of Papernot et al. 2021, meant to keep
-update norms bounded) learns more slowly from the start. The fixed bounds show the
-bound acting as the step size early on: 0.1 and 0.2 from round 0 fall far behind the
-adaptive bound, which is ~0.5 at round 100. A floor keeps the adaptive bound early and
-stops it from sinking into the tiny updates late (run 4's falls to ~0.07): with 0.2 the
-late informative updates are cut less, at three times the late noise. Run 5's test
-runs, made after the choice and reported as they came (seeds 0-3): 0.9532, 0.9561,
-0.9538, 0.9561 (mean 0.9548; 0.962-0.963 on the clients' own images), against run 4's
-0.9521, 0.9566, 0.9533, 0.9562 (mean 0.9546) on the same seeds. The gain of 0.2-0.35
-points on all three validation splits does not carry over to the test images (whose
-runs give each client 6 images rather than 5, and whose writers differ from the
-training images'): on the test images runs 3, 4 and 5 are one setting within the
-spread between seeds, about 0.955, half a point short of the paper's 0.96.
+Hyper-parameters (``SETTINGS``): for K <= 1,000 never chosen on the test images
+(``z`` from the number of rounds the accountant allows and the wall time of a round,
+local training, the release EMA and the server step fixed a priori, the clipping bound
+and ``z`` at K = 1,000 chosen on ``--validation`` runs and reused at K = 100). For
+K = 10,000, run 1 used a priori values and runs 2 and 3 were chosen after seeing earlier
+*test* accuracies (not clean held-out choices); run 4 and run 5 (``SETTINGS``) were each
+chosen on the validation split alone, by a rule fixed before their runs. How every value
+was chosen, with every run behind it (test accuracy, rounds, communication, delta and
+time per K and setting; non-DP FedAvg; both accounting directions; PLD accounting; the
+candidates tried on the validation split), is recorded in ``RESULTS.md`` in this folder.
 
 Non-private baseline (``--baseline-rounds``, 0 to skip): FedAvg on the same clients, the
 same Poisson sampling, no clipping and no noise, the mean of the sampled clients' updates
@@ -216,18 +65,17 @@ clients sampled (each receives the model and sends one update).
 
 Usage::
 
-    python benchmarks/reproduce_geyer2017.py                       # K = 1,000 and 10,000
-    python benchmarks/reproduce_geyer2017.py --settings 100 1000 10000 --plot figs
-    python benchmarks/reproduce_geyer2017.py --adaptive-clip
-    python benchmarks/reproduce_geyer2017.py --validation          # tuning runs
-    python benchmarks/reproduce_geyer2017.py --settings 10000 --validation --set z=0.9
-    python benchmarks/reproduce_geyer2017.py --quick               # seconds, smoke test
+    python -m experiments.reproduce_geyer2017                       # K = 1,000 and 10,000
+    python -m experiments.reproduce_geyer2017 --settings 100 1000 10000 --plot figs
+    python -m experiments.reproduce_geyer2017 --adaptive-clip
+    python -m experiments.reproduce_geyer2017 --validation          # tuning runs
+    python -m experiments.reproduce_geyer2017 --settings 10000 --validation --set z=0.9
+    python -m experiments.reproduce_geyer2017 --quick               # seconds, smoke test
 
 Fixed seeds make the noise recomputable: they are for research, never for a release.
 """
 
 import argparse
-import json
 import lzma
 import math
 import os
@@ -248,12 +96,10 @@ from dptrees.federated import (
 )
 from dptrees.federated._mlp import MLPClient, NumpyMLP
 
-# benchmarks/ is a folder of scripts, not a package: import siblings from it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_json import jsonable  # noqa: E402
+from experiments import DATA_DIR
+from experiments.results_json import write_json
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "mnist"
+DEFAULT_DATA = DATA_DIR / "mnist"
 EPSILON = 8.0
 LAYERS = (784, 600, 100, 10)
 
@@ -774,8 +620,7 @@ def main(argv=None):
         print("figures: " + ", ".join(str(p) for p in paths))
         out["figures"] = [str(p) for p in paths]
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(jsonable(out), indent=1))
+        write_json(args.json, out)
     return out
 
 
