@@ -59,7 +59,7 @@ def auto_n_estimators(epsilon):
     (sequential composition): at small epsilon every extra tree makes each tree's leaves
     noisier relative to their records, and averaging many such trees shrinks the class
     probabilities towards the base rate, so the forest predicts the majority class. On
-    the validation split of Adult's ``adult.data`` (``benchmarks/small_eps_trees.py``),
+    the validation split of Adult's ``adult.data`` (``experiments/small_eps_trees.py``),
     10 trees stay at the majority class up to epsilon 0.5 and lose 4-6 points of accuracy
     to one tree at epsilon 1; 1-2 trees are best up to epsilon 8.
 
@@ -393,7 +393,7 @@ _AUTO_TREES_DOC = """
         was 10 before."""
 _MAX_FEATURES_NOTE = """ The
         classifier's default was ``"sqrt"``: on Adult one random threshold per feature
-        gained 4-5 points of accuracy at epsilon 0.5-1 (``benchmarks/small_eps_trees.py``).
+        gained 4-5 points of accuracy at epsilon 0.5-1 (``experiments/small_eps_trees.py``).
         The candidates are drawn without reading the data whatever ``K``."""
 
 

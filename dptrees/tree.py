@@ -109,7 +109,7 @@ def auto_max_depth(tree_epsilon):
     ratio of a leaf's records to the scale of its noise from falling as epsilon shrinks:
     with too little budget the tree falls back towards the (noisy) prior, not towards
     noise. Measured on the validation split of Adult's ``adult.data``
-    (``benchmarks/small_eps_trees.py``): a depth-5 tree falls below the majority class at
+    (``experiments/small_eps_trees.py``): a depth-5 tree falls below the majority class at
     epsilon 0.01-0.1 and this rule does not, at no cost at epsilon 0.5-1.
 
     Privacy: reads only the public ``tree_epsilon``; nothing is spent.

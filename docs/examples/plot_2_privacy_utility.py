@@ -66,7 +66,7 @@ plt.show()
 
 # %%
 # The same function reads the JSON that the benchmark scripts write with ``--json``
-# (e.g. ``benchmarks/small_eps_trees.py``, ``benchmarks/compare_boosting.py``), or a
+# (e.g. ``experiments/small_eps_trees.py``, ``experiments/compare_boosting.py``), or a
 # table ``{model: {epsilon: values}}``::
 #
 #     plot_privacy_utility("small_eps.json", metric="auc")

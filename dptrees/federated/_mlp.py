@@ -48,7 +48,7 @@ class NumpyMLP:
         Activation of the hidden layers. A bounded activation keeps the gradients
         from growing with the activations, which Papernot et al. (2021, "tempered
         sigmoids") found to help DP-SGD; on the non-IID MNIST federation of
-        ``benchmarks/reproduce_geyer2017.py`` tanh learned more slowly than ReLU.
+        ``experiments/reproduce_geyer2017.py`` tanh learned more slowly than ReLU.
 
     Attributes
     ----------

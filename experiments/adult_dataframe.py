@@ -1,0 +1,158 @@
+"""Adult read by pandas as it comes, fitted with a public domain and no hand encoding.
+
+The user's path: ``pandas.read_csv`` with ``na_values="?"`` (strings, missing values),
+the public domain of every column (numeric bounds, and the categories ``adult.names``
+documents) in ``bounds``, and ``fit(frame, y)`` with library defaults. Beside it, the
+encoded path the other Adult experiments use (:func:`experiments.uci_datasets.load_adult`:
+``PublicSchemaEncoder``, ``"?"`` as a listed category). Both see the same rows (US
+natives, ``fnlwgt`` and ``native-country`` dropped), at each epsilon and seed; the table
+prints accuracy and ROC AUC on ``adult.test`` for both, and whether the two paths gave
+the same predictions (they should: a missing value is the category after the listed
+ones, where the encoded path puts ``"?"``).
+
+    python -m experiments.adult_dataframe             # 4 epsilons, 3 seeds, 3 models
+    python -m experiments.adult_dataframe --quick     # 2 epsilons, 1 seed, 2,000 rows
+"""
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score, roc_auc_score
+
+from dptrees import (
+    DPDecisionTreeClassifier,
+    DPExplainableBoostingClassifier,
+    DPGradientBoostingClassifier,
+)
+from experiments import DATA_DIR
+from experiments.results_json import write_json
+from experiments.uci_datasets import (
+    ADULT_COLUMNS,
+    ADULT_DROPPED,
+    ADULT_NUMERIC_BOUNDS,
+    load_adult,
+    parse_adult_names,
+)
+
+EPSILONS = (0.1, 0.25, 0.5, 1.0)
+QUICK_EPSILONS = (0.5, 1.0)
+N_SEEDS = 3
+QUICK_ROWS = 2000
+MODELS = {
+    "dp_ebm": DPExplainableBoostingClassifier,
+    "dp_gb": DPGradientBoostingClassifier,
+    "dp_tree": DPDecisionTreeClassifier,
+}
+
+
+def read_frames(data_dir=None):
+    """``(X_train, y_train, X_test, y_test, domain, classes)``: Adult as pandas reads it."""
+    import pandas as pd
+
+    folder = Path(data_dir or DATA_DIR) / "adult"
+    attrs, classes = parse_adult_names(folder / "adult.names")
+
+    def read(name, banner):
+        frame = pd.read_csv(folder / name, header=None, names=list(ADULT_COLUMNS),
+                            skipinitialspace=True, na_values="?", skiprows=banner)
+        frame["income"] = frame["income"].str.rstrip(".")
+        frame = frame[frame["native-country"] == "United-States"]
+        frame = frame.drop(columns=list(ADULT_DROPPED))
+        return frame.drop(columns="income"), frame["income"].to_numpy()
+
+    X_train, y_train = read("adult.data", 0)
+    X_test, y_test = read("adult.test", 1)
+    domain = {column: (ADULT_NUMERIC_BOUNDS[column] if attrs[column] == "continuous"
+                       else list(attrs[column])) for column in X_train.columns}
+    return X_train, y_train, X_test, y_test, domain, sorted(classes)
+
+
+def _scores(model, X, y, positive):
+    proba = model.predict_proba(X)[:, list(model.classes_).index(positive)]
+    return accuracy_score(y, model.predict(X)), roc_auc_score(y == positive, proba)
+
+
+def run(epsilons, n_seeds, models, quick=False, data_dir=None, log=print):
+    X_train, y_train, X_test, y_test, domain, classes = read_frames(data_dir)
+    encoded_train, encoded_test = load_adult(data_dir=data_dir)
+    rows = np.arange(len(y_train))
+    if quick:
+        rows = np.random.default_rng(0).choice(rows, QUICK_ROWS, replace=False)
+    positive = classes[1]
+    results = {"epsilons": list(epsilons), "n_seeds": n_seeds, "quick": quick,
+               "n_train": int(rows.size), "n_test": int(len(y_test)), "dp": {}}
+    for name in models:
+        results["dp"][name] = {}
+        for eps in epsilons:
+            cells = {"frame": [], "encoded": [], "same_predictions": True}
+            for seed in range(n_seeds):
+                model = MODELS[name](epsilon=eps, bounds=domain, classes=classes,
+                                     random_state=seed)
+                frame_model = clone(model).fit(X_train.iloc[rows], y_train[rows])
+                encoded_model = clone(model).set_params(bounds=encoded_train.bounds).fit(
+                    encoded_train.X[rows], encoded_train.y[rows])
+                cells["frame"].append(_scores(frame_model, X_test, y_test, positive))
+                cells["encoded"].append(_scores(encoded_model, encoded_test.X,
+                                                encoded_test.y, positive))
+                cells["same_predictions"] &= bool(np.array_equal(
+                    frame_model.predict_proba(X_test),
+                    encoded_model.predict_proba(encoded_test.X)))
+            for path in ("frame", "encoded"):
+                accuracy, auc = np.mean(cells[path], axis=0)
+                cells[path] = {"accuracy": float(accuracy), "auc": float(auc)}
+            results["dp"][name][eps] = cells
+            log(f"{name} eps {eps:g}: frame {cells['frame']['accuracy']:.4f} / "
+                f"{cells['frame']['auc']:.4f}, encoded {cells['encoded']['accuracy']:.4f} / "
+                f"{cells['encoded']['auc']:.4f}, same predictions "
+                f"{cells['same_predictions']}")
+    return results
+
+
+def format_results(results):
+    lines = [f"Adult, {results['n_train']} training rows (US natives), adult.test "
+             f"({results['n_test']} rows); mean of {results['n_seeds']} seeds; library "
+             "defaults; accuracy / ROC AUC" + (" (QUICK subsample)" if results["quick"]
+                                               else ""),
+             f"{'model':<8} {'eps':>5} {'data frame':>17} {'hand-encoded':>17} {'same':>6}"]
+    for name, by_eps in results["dp"].items():
+        for eps, cells in by_eps.items():
+            frame, encoded = cells["frame"], cells["encoded"]
+            lines.append(f"{name:<8} {eps:>5g} {frame['accuracy']:>8.4f} / {frame['auc']:.4f}"
+                         f" {encoded['accuracy']:>8.4f} / {encoded['auc']:.4f} "
+                         f"{str(cells['same_predictions']):>6}")
+    return "\n".join(lines)
+
+
+def _parser():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_ROWS} training rows, eps {QUICK_EPSILONS}, 1 seed")
+    p.add_argument("--eps", type=float, nargs="+", default=None)
+    p.add_argument("--seeds", type=int, default=None)
+    p.add_argument("--models", nargs="+", default=None, choices=list(MODELS))
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--json", type=Path, default=None)
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    start = time.perf_counter()
+    epsilons = tuple(args.eps) if args.eps else (QUICK_EPSILONS if args.quick else EPSILONS)
+    n_seeds = args.seeds or (1 if args.quick else N_SEEDS)
+    models = tuple(args.models) if args.models else tuple(MODELS)
+    results = run(epsilons, n_seeds, models, quick=args.quick, data_dir=args.data_dir)
+    print()
+    print(format_results(results))
+    results["elapsed_seconds"] = time.perf_counter() - start
+    print(f"\nrun time: {results['elapsed_seconds']:.1f} s")
+    if args.json is not None:
+        write_json(args.json, results)
+    return results
+
+
+if __name__ == "__main__":
+    main()
