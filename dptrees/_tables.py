@@ -31,8 +31,8 @@ import numpy as np
 from dptrees._sources import is_blockwise
 from dptrees.validation import check_feature_names, warn_privacy_leak
 
-__all__ = ["BOUNDS_DOC", "TableEncoding", "category_codes", "columns_of", "fit_columns", "is_bounds_pair",
-           "public_bounds"]
+__all__ = ["BOUNDS_DOC", "TableColumnsMixin", "TableEncoding", "category_codes",
+           "columns_of", "fit_columns", "is_bounds_pair", "public_bounds"]
 
 _NUMERIC_KINDS = "biuf"
 
@@ -267,7 +267,6 @@ def fit_columns(estimator, X):
     """
     check_feature_names(estimator, X, reset=True)
     estimator._table_encoding = None
-    estimator.categories_ = {}
     bounds = estimator.bounds
     if not _needs_table(X, bounds):
         return X
@@ -305,10 +304,25 @@ def fit_columns(estimator, X):
     numeric_bounds.update({j: encoding.interval(j) for j in categories})
     encoding.fit_bounds, encoding.fit_leaks = numeric_bounds, leaks
     X = encoding.transform(X)
+    encoding.names = names
     estimator._table_encoding = encoding
-    estimator.categories_ = {(names[j] if names else j): list(cats)
-                             for j, cats in categories.items()}
     return X
+
+
+class TableColumnsMixin:
+    """``categories_``: the public categories of a fitted model's categorical columns."""
+
+    @property
+    def categories_(self):
+        """dict: ``{column name (or index): list of categories}`` of the categorical
+        columns of the last fit; empty when every column was numeric."""
+        if not hasattr(self, "_table_encoding"):
+            raise AttributeError("categories_ is set by fit")
+        encoding = self._table_encoding
+        if encoding is None:
+            return {}
+        return {(encoding.names[j] if encoding.names else j): list(cats)
+                for j, cats in encoding.categories.items()}
 
 
 def public_bounds(estimator):

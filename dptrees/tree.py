@@ -32,7 +32,7 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._sources._rows import TreeTargets, assign_partitions
-from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
+from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
 from dptrees._tree_growth import grow_from_statistics
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
@@ -317,7 +317,7 @@ _LEAF_RELEASES = {
 }
 
 
-class _BaseDPTree(PrivacyReportMixin, AccountantMixin, BaseEstimator):
+class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP tree estimators (and reused by the forests)."""
 
     _criterion = None  # set by subclasses

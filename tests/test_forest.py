@@ -323,7 +323,8 @@ def test_params_clone_and_pickle():
     est = make(4, 2.0, max_depth=3, n_jobs=2, accountant=acc, random_state=7)
     params = est.get_params()
     assert params["n_estimators"] == 4 and params["n_jobs"] == 2 and params["epsilon"] == 2.0
-    assert set(DPDecisionTreeRegressor().get_params()) | {"n_estimators", "n_jobs"} == set(params)
+    assert set(DPDecisionTreeRegressor().get_params()) | {"n_estimators", "n_jobs",
+                                                          "verbose"} == set(params)
     with pytest.raises(ValueError, match="bogus"):
         est.set_params(bogus=1)
     with pytest.raises(TypeError):

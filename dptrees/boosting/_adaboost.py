@@ -21,7 +21,7 @@ from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
-from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
+from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
 from dptrees.boosting._weak_learners import (
@@ -214,8 +214,8 @@ def _real(value, name, *, minimum, maximum=None, open_min=False, open_max=False)
 >>> ada.epsilon_spent_
 1.0
 ''')
-class DPAdaBoostClassifier(PrivacyReportMixin, ClassifierMixin, AccountantMixin,
-                           BaseEstimator):
+class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixin,
+                           AccountantMixin, BaseEstimator):
     __doc__ = """Differentially private AdaBoost (SAMME) with noisy weight schedules.
 
     The DPAda family of Zhang, Dong, Xu & Wang ("AdaBoost based on objective

@@ -77,7 +77,7 @@ from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
 from dptrees._progress import Progress
 from dptrees._report import PrivacyReportMixin, ledger_entry
-from dptrees._tables import BOUNDS_DOC, fit_columns, public_bounds
+from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
 from dptrees.accounting import (
     INTEGER_ORDERS,
     AccountantMixin,
@@ -263,7 +263,7 @@ class _NoisePlan:
         return math.fsum(self.epsilons), 0.0
 
 
-class _BoostingFitMixin(PrivacyReportMixin):
+class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
     """What the boosting estimators share around the boosting itself: binning over the
     public bounds, the fixed-point scales, the DP initial score and the fitted privacy
     attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
