@@ -48,6 +48,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_array
 
+from dptrees import _compat
 from dptrees.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
 
 __all__ = [
@@ -527,12 +528,7 @@ def check_feature_names(estimator, X, *, reset):
     (``reset=False``), with scikit-learn's rules and messages: a frame with other or
     reordered columns is refused; a frame where an array was fitted (or the reverse)
     gives a warning. Arrays, memmaps and block sources have no names."""
-    try:  # scikit-learn >= 1.6
-        from sklearn.utils.validation import _check_feature_names
-    except ImportError:  # pragma: no cover - scikit-learn < 1.6
-        estimator._check_feature_names(X, reset=reset)
-    else:
-        _check_feature_names(estimator, X, reset=reset)
+    _compat.check_feature_names(estimator, X, reset=reset)
 
 
 def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):

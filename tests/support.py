@@ -11,15 +11,21 @@ folder is put on ``sys.path``, so test modules import this one as ``support``.
   ``root_split`` is a statistic of the split-selection audits.
 * Source tree: ``import_experiment`` imports a module of the ``experiments`` package,
   ``load_script`` a speed script of ``benchmarks/``, or the calling test skips.
+* scikit-learn: ``parametrize_with_checks`` runs its estimator checks with expected
+  failures as strict xfails on every scikit-learn that ``pyproject.toml`` allows;
+  ``SKLEARN_VERSION`` is the installed (major, minor).
 """
 
 import importlib
 import importlib.util
+import inspect
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sklearn
+from sklearn.utils import estimator_checks
 
 from dptrees import BudgetAccountant
 from dptrees.audit import audit_pair
@@ -29,6 +35,8 @@ ALPHA = 1e-3  # significance level of every estimator audit
 BOUNDS = (0.0, 1.0)  # public feature bounds of the data below
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 
 TREE_KEYS = ("feature", "bin_threshold", "threshold", "left", "right", "depth", "noisy_count")
 
@@ -211,3 +219,35 @@ def dask_inputs(X, y, row_chunk):
 
     yield da.from_array(X, chunks=(row_chunk, X.shape[1])), da.from_array(y, chunks=500)
     yield dd.from_pandas(pd.DataFrame(X), npartitions=3), y
+
+
+# ======================================================================================
+# scikit-learn's estimator checks
+# ======================================================================================
+
+
+def parametrize_with_checks(estimators, expected_failed_checks=None):
+    """scikit-learn's ``parametrize_with_checks`` where every check named in
+    ``expected_failed_checks(estimator) -> {check name: reason}`` is a strict xfail (a
+    check that starts passing fails the suite), on every scikit-learn we support.
+
+    scikit-learn >= 1.8 does this itself (``expected_failed_checks=``, ``xfail_strict=``);
+    before it (1.6 and 1.7 lack ``xfail_strict``, 1.4 and 1.5 also
+    ``expected_failed_checks``) the generated (estimator, check) pairs are marked here.
+    Either way the checks are a list (``.mark.args[1]``), which the tests read back.
+    """
+    native = estimator_checks.parametrize_with_checks
+    if "xfail_strict" in inspect.signature(native).parameters:
+        return native(estimators, expected_failed_checks=expected_failed_checks,
+                      xfail_strict=True)
+    mark = native(estimators)
+    params = []
+    for param in mark.mark.args[1]:
+        estimator, check = param.values if hasattr(param, "values") else param
+        marks = list(getattr(param, "marks", ()))
+        name = getattr(check, "func", check).__name__
+        reason = (expected_failed_checks(estimator) if expected_failed_checks else {}).get(name)
+        if reason is not None:
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
+        params.append(pytest.param(estimator, check, marks=marks))
+    return pytest.mark.parametrize("estimator, check", params, ids=mark.mark.kwargs.get("ids"))

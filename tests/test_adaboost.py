@@ -16,7 +16,6 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import support
 from dptrees import BudgetAccountant
@@ -380,9 +379,21 @@ def test_audit_whole_fit(record_audit):
     record_audit(res, 4.0).assert_within(4.0)
 
 
+# scikit-learn < 1.6 only: its check_classifiers_classes also wants every class among the
+# predictions on the training set (1.6 dropped that assertion).
+SK_EXPECTED_FAILURES = {} if support.SKLEARN_VERSION >= (1, 6) else {
+    "check_classifiers_classes": (
+        "BY DESIGN (DP), scikit-learn < 1.6: the check wants every class among the "
+        "predictions on its 20-row (2 classes) and 30-row (3 classes) training sets; "
+        "epsilon=100 over 10 noisy rounds on 10 records per class predicts one class of "
+        "two (all of them at epsilon=1e4)."),
+}
+
+
 @pytest.mark.filterwarnings("ignore::dptrees.exceptions.PrivacyLeakWarning")
-@parametrize_with_checks([DPAdaBoostClassifier(10, epsilon=100.0, accountant=BudgetAccountant(),
-                                               random_state=0)])
+@support.parametrize_with_checks(
+    [DPAdaBoostClassifier(10, epsilon=100.0, accountant=BudgetAccountant(), random_state=0)],
+    lambda estimator: SK_EXPECTED_FAILURES)
 def test_sklearn_compatible(estimator, check):
     # scikit-learn's checks feed arbitrary data and labels, so bounds and classes are read
     # from the data (the PrivacyLeakWarning is filtered, as in tests/test_sklearn_checks.py).
