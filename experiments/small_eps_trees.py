@@ -32,9 +32,7 @@ Usage::
 they are for research, never for a release.
 """
 
-import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -50,7 +48,7 @@ from dptrees import (
 )
 
 from experiments import uci_datasets as uci
-from experiments.results_json import write_json
+from experiments.cli import finish, sweep_parser, sweep_settings
 from experiments.splits import random_rows, validation_split
 
 EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0)
@@ -194,35 +192,22 @@ def format_results(results):
 
 
 def _parser():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help=f"{QUICK_ROWS} training rows, eps {QUICK_EPSILONS}, 1 seed")
+    p = sweep_parser(__doc__, f"{QUICK_ROWS} training rows, eps {QUICK_EPSILONS}, 1 seed",
+                     MODELS)
     p.add_argument("--validation", action="store_true",
                    help="score on the validation part of adult.data, not adult.test")
-    p.add_argument("--eps", type=float, nargs="+", default=None)
-    p.add_argument("--seeds", type=int, default=None)
-    p.add_argument("--models", nargs="+", default=None, choices=list(MODELS))
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data-dir", type=Path, default=None)
-    p.add_argument("--json", type=Path, default=None)
     return p
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     start = time.perf_counter()
-    epsilons = tuple(args.eps) if args.eps else (QUICK_EPSILONS if args.quick else EPSILONS)
-    n_seeds = args.seeds or (1 if args.quick else N_SEEDS)
-    models = tuple(args.models) if args.models else tuple(MODELS)
+    epsilons, n_seeds, models = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
+                                               MODELS)
     results = run(epsilons, n_seeds, models, validation=args.validation, quick=args.quick,
                   data_dir=args.data_dir, seed=args.seed)
-    print()
-    print(format_results(results))
-    results["elapsed_seconds"] = time.perf_counter() - start
-    print(f"\nrun time: {results['elapsed_seconds']:.1f} s")
-    if args.json is not None:
-        write_json(args.json, results)
-    return results
+    return finish(results, format_results(results), start, args.json)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+"""The command line shared by the sweeps over epsilons, seeds and models."""
+
+import argparse
+import time
+from pathlib import Path
+
+from experiments.results_json import write_json
+
+__all__ = ["finish", "sweep_parser", "sweep_settings"]
+
+
+def sweep_parser(doc, quick_help, models):
+    """``--quick --eps --seeds --models --data-dir --json``, described by ``doc``'s first
+    paragraph."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--eps", type=float, nargs="+", default=None)
+    p.add_argument("--seeds", type=int, default=None)
+    p.add_argument("--models", nargs="+", default=None, choices=list(models))
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--json", type=Path, default=None)
+    return p
+
+
+def sweep_settings(args, epsilons, quick_epsilons, n_seeds, models):
+    """``(epsilons, n_seeds, models)`` of a run: the options given, else the defaults
+    (the quick ones with ``--quick``)."""
+    return (tuple(args.eps) if args.eps else (quick_epsilons if args.quick else epsilons),
+            args.seeds or (1 if args.quick else n_seeds),
+            tuple(args.models) if args.models else tuple(models))
+
+
+def finish(results, text, start, json_path):
+    """Print the results' table ``text`` and the run time (kept in ``results``), write
+    them to ``json_path`` if given, and return them."""
+    print()
+    print(text)
+    results["elapsed_seconds"] = time.perf_counter() - start
+    print(f"\nrun time: {results['elapsed_seconds']:.1f} s")
+    if json_path is not None:
+        write_json(json_path, results)
+    return results
