@@ -27,8 +27,10 @@ from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
+from dptrees._tables import BOUNDS_DOC
 from dptrees.tree import (
     CLASSIFIER_BUDGET_WEIGHTS,
+    RANDOM_STATE_DOC,
     _BaseDPTree,
     _ClassificationTreeMixin,
     _RegressionTreeMixin,
@@ -215,10 +217,11 @@ _COMMON_DOC = """
     verbose : int, default=0
         Show the trees' progress (budget, time left): a tqdm bar if tqdm is installed,
         else plain lines (see :mod:`dptrees._progress`).
-    **tree parameters
-        ``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``n_bins``,
-        ``selection``, ``budget_weights``, ``bounds``, ``accountant``, ``random_state``
-        as for the single trees (:mod:`dptrees.tree`)."""
+    min_samples_split, min_samples_leaf, n_bins, selection
+        As for the single trees (:class:`~dptrees.tree.DPDecisionTreeRegressor`).
+""" + BOUNDS_DOC + """    accountant : BudgetAccountant, optional
+        Where the fit's ``epsilon`` is spent; default: the default accountant.""" + \
+    RANDOM_STATE_DOC
 
 
 @estimator_doc(
@@ -249,7 +252,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     n_estimators : int, default=25
         Number of parts and trees (the paper's ``tau``).
     epsilon : float, default=1.0
-    leaf, n_target_bins, y_bounds
+    leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`.""" + _COMMON_DOC + """
 
     Attributes
@@ -414,7 +417,7 @@ class DPExtraTreesRegressor(_RegressionForest):
 """ + _EXTRA_DOC.format(
     target="``y_bounds``", n_estimators_type="int", n_estimators_default="10",
     n_estimators_auto="", max_features_default='"sqrt"', max_features_note="") + """
-    leaf, n_target_bins, y_bounds
+    leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
         the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """
 

@@ -643,6 +643,12 @@ _CLASSIFIER_MAX_DEPTH_DOC = """
         prior) below epsilon 0.025 to 5 from epsilon 0.4 (a rule in the public epsilon
         only; it was 5 before)."""
 
+# The random_state parameter of the tree estimators (and the forests).
+RANDOM_STATE_DOC = """
+    random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
+        ``None`` uses OS entropy (use it for releases); a seed makes the noise
+        reproducible and recomputable by anyone who knows it."""
+
 _TREE_PARAMS_DOC = """
     min_samples_split : float, default=20
         A node splits only if its noisy count is at least this (``N_split``).
@@ -662,16 +668,16 @@ _TREE_PARAMS_DOC = """
     n_jobs : int, optional
         Threads for binning and for the statistics of large nodes (OpenMP in the compiled
         builder). ``None`` means 1, -1 all cores. The tree does not depend on it: every
-        statistic is an exact integer sum.
-    random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
-        ``None`` uses OS entropy (use it for releases); a seed makes the noise
-        reproducible and recomputable by anyone who knows it."""
+        statistic is an exact integer sum.""" + RANDOM_STATE_DOC
+
 
 
 @estimator_doc(
     task='regression',
-    see_also=[('DPPartitionForestRegressor', 'one tree per disjoint part of the data, full epsilon each'),
-              ('DPGradientBoostingRegressor', 'boosted trees, usually more accurate for the same budget')],
+    see_also=[('DPPartitionForestRegressor',
+               'one tree per disjoint part of the data, full epsilon each'),
+              ('DPGradientBoostingRegressor',
+               'boosted trees, usually more accurate for the same budget')],
     references=['hoang2020', 'mcsherry2007'],
     example='''
 >>> from dptrees import DPDecisionTreeRegressor

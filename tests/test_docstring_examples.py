@@ -1,4 +1,5 @@
-"""The Examples of every estimator's docstring run and print what they show."""
+"""Every estimator's docstring documents each parameter (numpydoc), and its Examples run
+and print what they show."""
 
 import doctest
 
@@ -23,3 +24,11 @@ def test_the_examples_run(cls):
     assert len(test.examples) >= 3
     result = runner.run(test)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed"
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_every_parameter_is_documented(cls):
+    validate = pytest.importorskip("numpydoc.validate").validate
+    errors = validate(f"{cls.__module__}.{cls.__name__}")["errors"]
+    undocumented = [message for code, message in errors if code in ("PR01", "PR02")]
+    assert not undocumented

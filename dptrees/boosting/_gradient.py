@@ -767,7 +767,8 @@ _ATTRIBUTES_DOC = """
 @estimator_doc(
     task='regression',
     see_also=[('DPExplainableBoostingRegressor', 'additive model with individual accounting'),
-              ('dptrees.federated.DPFederatedGradientBoostingRegressor', 'the same trees across many data holders')],
+              ('dptrees.federated.DPFederatedGradientBoostingRegressor',
+               'the same trees across many data holders')],
     references=['mironov2017'],
     example='''
 >>> from dptrees import DPGradientBoostingRegressor
