@@ -241,3 +241,21 @@ def test_a_dict_may_leave_one_numeric_feature_to_the_data_with_a_warning():
     assert est.bounds_[1][1] == X[:, 1].max()
     assert est.privacy_leaks_ == [
         "bounds: bounds of ['feature 1'] read from the training data"]
+
+
+def test_a_polars_frame_gives_the_pandas_frames_model():
+    pl = pytest.importorskip("polars")
+    X, score = table(missing=False)
+    frame = pl.from_pandas(X.astype({"size": str}))
+    frame = frame.with_columns(pl.when(pl.col("age") < 10).then(None)
+                               .otherwise(pl.col("colour")).alias("colour"))
+    as_pandas = frame.to_pandas()
+    est = fit(DPDecisionTreeRegressor(bounds=DOMAIN, y_bounds=(0, 4), random_state=0),
+              frame, score)
+    twin = fit(DPDecisionTreeRegressor(bounds=DOMAIN, y_bounds=(0, 4), random_state=0),
+               as_pandas, score)
+    np.testing.assert_array_equal(est.predict(frame), twin.predict(as_pandas))
+    assert list(est.feature_names_in_) == list(DOMAIN)
+    assert est.categories_ == {"colour": COLOURS, "size": SIZES}
+    with pytest.raises(ValueError, match="feature names should match"):
+        est.predict(frame.select(["colour", "age", "size", "member"]))
