@@ -66,6 +66,15 @@ def auto_n_estimators(epsilon):
     to one tree at epsilon 1; 1-2 trees are best up to epsilon 8.
 
     Privacy: reads only the public ``epsilon``; nothing is spent.
+
+    Parameters
+    ----------
+    epsilon : float
+        The forest's total budget.
+
+    Returns
+    -------
+    int
     """
     return int(min(AUTO_N_ESTIMATORS_MAX, max(1, math.floor(epsilon / 2 + 1e-9))))
 

@@ -246,6 +246,13 @@ def laplace_grid(sensitivity, n_values=1):
     L1. The discrete-Laplace scale in grid units is that divided by ``epsilon``: about
     0.1 % more noise than ``sensitivity / epsilon`` in value units.
 
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity of the released vector.
+    n_values : int, default=1
+        Number of coordinates.
+
     Returns
     -------
     grid : float
@@ -303,6 +310,15 @@ def gaussian_grid(sensitivity, noise_multiplier, n_values=1):
     grid units in L2 on top of ``sensitivity / grid``; the variance in grid units is
     ``(noise_multiplier * (sensitivity / grid + sqrt(n_values)))**2`` rounded up, so the
     guarantee stays ``1 / (2 noise_multiplier**2)``-zCDP.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity of the released vector.
+    noise_multiplier : float
+        Noise standard deviation in units of the sensitivity.
+    n_values : int, default=1
+        Number of coordinates.
 
     Returns
     -------
@@ -407,6 +423,19 @@ def fixed_point_scale(bounds, n_max, frac_bits=None):
 
     Chooses the most fractional bits (at most 40) that keep ``n_max * max|bound| * scale``
     below ``2**62``, so int64 sums cannot overflow.
+
+    Parameters
+    ----------
+    bounds : (lower, upper)
+        Public bounds of the values.
+    n_max : int
+        Public bound on the number of values summed.
+    frac_bits : int, optional
+        Fractional bits to use instead (checked against the overflow bound).
+
+    Returns
+    -------
+    float
     """
     lower, upper = (float(b) for b in bounds)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower <= upper):
@@ -425,6 +454,15 @@ def fixed_point_sum(values, *, bounds, scale=None):
     Each value is clipped to ``[lower, upper]`` and rounded to an integer multiple of
     ``1 / scale`` once; the integer sum is exact. Adding or removing one record changes
     the sum by that record's integer, at most ``ceil(max(|lower|, |upper|) * scale)``.
+
+    Parameters
+    ----------
+    values : array-like of float
+        The values to sum.
+    bounds : (lower, upper)
+        Public bounds; values are clipped to them.
+    scale : float, optional
+        Fixed-point scale; default: :func:`fixed_point_scale` for ``len(values)``.
 
     Returns
     -------
@@ -448,6 +486,23 @@ def noisy_sum(values, *, bounds, epsilon, n_max=2**31, random_state=None):
     discrete Laplace noise of scale ``Delta / epsilon`` is added to the integer sum and the
     result divided by ``scale``. ``n_max`` (public) bounds the number of records and only
     sets the scale.
+
+    Parameters
+    ----------
+    values : array-like of float
+        The records' values.
+    bounds : (lower, upper)
+        Public bounds; values are clipped to them.
+    epsilon : float
+        Privacy budget of the release.
+    n_max : int, default=2**31
+        Public bound on the number of records (sets the fixed-point scale).
+    random_state : None, int or Generator, default=None
+        Source of the noise (None: OS entropy).
+
+    Returns
+    -------
+    float
     """
     epsilon = _check_positive_finite(epsilon, "epsilon")
     scale = fixed_point_scale(bounds, n_max)
@@ -475,6 +530,15 @@ def selection_constants(sensitivity, epsilon, monotonic=False):
     ``c = 2`` (``c = 1`` for monotonic utilities) and ``eps_num / 2**32 <= epsilon`` the
     largest multiple of ``2**-32``: the exponential mechanism's condition at sensitivity
     ``D`` and privacy ``epsilon``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Sensitivity of the utilities.
+    epsilon : float
+        Privacy budget of the selection.
+    monotonic : bool, default=False
+        Whether neighbouring datasets move every utility in the same direction.
 
     Returns
     -------

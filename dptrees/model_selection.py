@@ -140,7 +140,17 @@ _EPS_RTOL = 1e-9
 
 
 def trial_epsilon(epsilon):
-    """Per-trial epsilon of a search of total ``epsilon``: ``epsilon / 3`` (see module doc)."""
+    """Per-trial epsilon of a search of total ``epsilon``: ``epsilon / 3`` (see module doc).
+
+    Parameters
+    ----------
+    epsilon : float
+        The search's total budget.
+
+    Returns
+    -------
+    float
+    """
     return float(epsilon) / STOPPING_FACTOR
 
 

@@ -79,6 +79,15 @@ def split_tree_budget(epsilon, max_depth, weights=(1.0, 1.0, 1.0)):
     DiffPETs' per-level ``eps / (2 (h + 1))``. Hoang & Nguyen state ``epsilon / (2 l_max + 1)``:
     they do not count the root's noisy count, which also touches every record. We count it.
 
+    Parameters
+    ----------
+    epsilon : float
+        The tree's total budget.
+    max_depth : int
+        The largest depth of a leaf.
+    weights : tuple of 3 floats, default=(1.0, 1.0, 1.0)
+        Relative budgets ``(w_count, w_split, w_leaf)``.
+
     Returns
     -------
     dict with keys ``"count"``, ``"split"``, ``"leaf"``
@@ -113,6 +122,15 @@ def auto_max_depth(tree_epsilon):
     epsilon 0.01-0.1 and this rule does not, at no cost at epsilon 0.5-1.
 
     Privacy: reads only the public ``tree_epsilon``; nothing is spent.
+
+    Parameters
+    ----------
+    tree_epsilon : float
+        The budget of one tree.
+
+    Returns
+    -------
+    int
     """
     d = math.floor(math.log2(max(tree_epsilon * AUTO_DEPTH_SCALE, 1e-300)) + 1e-9)
     return int(min(AUTO_DEPTH_MAX, max(0, d)))
