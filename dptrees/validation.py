@@ -298,6 +298,17 @@ def check_positive_number(value, name, *, allow_none=False, allow_zero=False):
     """Validate a real hyper-parameter that must be finite and > 0 (``>= 0`` with
     ``allow_zero``; ``None`` if allowed).
 
+    Parameters
+    ----------
+    value : float or None
+        The hyper-parameter's value.
+    name : str
+        Its name, for messages.
+    allow_none : bool, default=False
+        Accept ``None``.
+    allow_zero : bool, default=False
+        Accept 0.
+
     Returns
     -------
     float or None
@@ -527,7 +538,17 @@ def check_feature_names(estimator, X, *, reset):
     (``reset=True``, at fit), or check that ``X`` has the names and order seen at fit
     (``reset=False``), with scikit-learn's rules and messages: a frame with other or
     reordered columns is refused; a frame where an array was fitted (or the reverse)
-    gives a warning. Arrays, memmaps and block sources have no names."""
+    gives a warning. Arrays, memmaps and block sources have no names.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator being fitted or predicting.
+    X : array-like or DataFrame
+        Its data.
+    reset : bool
+        True at fit (keep the names), False at predict (check them).
+    """
     _compat.check_feature_names(estimator, X, reset=reset)
 
 

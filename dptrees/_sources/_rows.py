@@ -249,6 +249,19 @@ def assign_partitions(n_samples, n_parts, rng):
     would not do: one record more moves the cut points and so other records' parts.)
     One uniform double per record (``floor(u * n_parts)``): blocks drawing their parts in
     row order from the same ``rng`` get the parts of all rows drawn at once.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records.
+    n_parts : int
+        Number of parts.
+    rng : numpy.random.Generator
+        Source of the draws.
+
+    Returns
+    -------
+    ndarray of intp of shape (n_samples,)
     """
     parts = (rng.random(n_samples) * n_parts).astype(np.intp)
     return np.minimum(parts, n_parts - 1, out=parts)

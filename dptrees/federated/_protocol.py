@@ -87,6 +87,15 @@ def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
     step, so the result's norm is at most ``clip_norm + sqrt(d) 2**-(frac_bits + 1)``:
     :meth:`DPAggregator.sensitivity` counts that.
 
+    Parameters
+    ----------
+    update : array-like of float
+        The client's update vector.
+    clip_norm : float
+        The public clipping bound ``S``.
+    frac_bits : int, default=24
+        Fractional bits of the fixed-point grid.
+
     Returns
     -------
     ClientContribution
@@ -103,7 +112,13 @@ def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
 
 
 class FixedClip:
-    """A public, fixed clipping bound ``S``."""
+    """A public, fixed clipping bound ``S``.
+
+    Parameters
+    ----------
+    clip_norm : float
+        The bound ``S`` on a client vector's L2 norm.
+    """
 
     def __init__(self, clip_norm):
         if not (isinstance(clip_norm, numbers.Real) and not isinstance(clip_norm, bool)
