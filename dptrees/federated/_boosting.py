@@ -160,7 +160,11 @@ def check_clients(clients, n_samples, n_clients):
 # ======================================================================================
 
 
-_FIT_DOC = """Fit across the clients given by ``clients``.
+class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
+    """Federated fitting; prediction is the centralised estimators' (same trees)."""
+
+    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
+        """Fit across the clients given by ``clients``.
 
         Parameters
         ----------
@@ -176,10 +180,17 @@ _FIT_DOC = """Fit across the clients given by ``clients``.
         -------
         self
         """
-
-
-class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
-    """Federated fitting; prediction is the centralised estimators' (same trees)."""
+        self._params = self._check_fed_params()
+        X = fit_columns(self, X)
+        try:
+            X = check_features(X)
+            targets, loss, kind, n_classes, leaks, fitted = self._encode_targets(y, X.shape[0])
+            self._fed_fit(X, targets, clients, loss, kind, n_classes, leaks)
+            for name, value in fitted.items():
+                setattr(self, name, value)
+        finally:
+            del self._params
+        return self
 
     def _check_fed_params(self):
         epsilon = check_epsilon(self.epsilon)
@@ -516,28 +527,19 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
-        self._params = self._check_fed_params()
-        X = fit_columns(self, X)
-        try:
-            X = check_features(X)
-            if y is None:
-                raise ValueError("requires y to be passed, but the target y is None")
-            encoding = check_classes(self.classes, y, n_samples=X.shape[0])
-            leaks = [] if encoding.leak is None else [encoding.leak]
-            n_classes = len(encoding.classes)
-            labels = np.asarray(encoding.y, dtype=np.intp)
-            loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-            targets = labels.astype(float) if n_classes == 2 else labels
-            self._fed_fit(X, targets, clients, loss, "classification", n_classes, leaks)
-            self.classes_ = encoding.classes
-            self._loss = loss
-        finally:
-            del self._params
-        return self
-
-    fit.__doc__ = _FIT_DOC
-
+    def _encode_targets(self, y, n_samples):
+        """Class indices under the public ``classes``, the log-loss, and the fitted
+        attributes to set once the fit succeeds (see :meth:`fit`)."""
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        encoding = check_classes(self.classes, y, n_samples=n_samples)
+        leaks = [] if encoding.leak is None else [encoding.leak]
+        n_classes = len(encoding.classes)
+        labels = np.asarray(encoding.y, dtype=np.intp)
+        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        targets = labels.astype(float) if n_classes == 2 else labels
+        return (targets, loss, "classification", n_classes, leaks,
+                {"classes_": encoding.classes, "_loss": loss})
 
 
 @estimator_doc(
@@ -586,20 +588,12 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
-        self._params = self._check_fed_params()
-        X = fit_columns(self, X)
-        try:
-            X = check_features(X)
-            y = check_targets_regression(y, X.shape[0])
-            y_bounds = check_y_bounds(self.y_bounds, y)
-            leaks = [] if y_bounds.leak is None else [y_bounds.leak]
-            lower, upper = y_bounds.lower, y_bounds.upper
-            y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
-            self._fed_fit(X, y01, clients, SquaredError(), "regression", 0, leaks)
-            self.y_bounds_ = (lower, upper)
-        finally:
-            del self._params
-        return self
-
-    fit.__doc__ = _FIT_DOC
+    def _encode_targets(self, y, n_samples):
+        """Targets clipped to the public ``y_bounds`` and rescaled to [0, 1], the squared
+        error, and the fitted attributes to set once the fit succeeds (see :meth:`fit`)."""
+        y = check_targets_regression(y, n_samples)
+        y_bounds = check_y_bounds(self.y_bounds, y)
+        leaks = [] if y_bounds.leak is None else [y_bounds.leak]
+        lower, upper = y_bounds.lower, y_bounds.upper
+        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+        return y01, SquaredError(), "regression", 0, leaks, {"y_bounds_": (lower, upper)}
