@@ -29,7 +29,7 @@ import numbers
 import numpy as np
 
 from dptrees._sources import is_blockwise
-from dptrees.validation import check_feature_names, warn_privacy_leak
+from dptrees.validation import by_feature_index, check_feature_names, warn_privacy_leak
 
 __all__ = ["BOUNDS_DOC", "TableColumnsMixin", "TableEncoding", "category_codes",
            "columns_of", "fit_columns", "is_bounds_pair", "public_bounds"]
@@ -89,14 +89,18 @@ def columns_of(X, n_columns=None):
     return columns
 
 
+def _is_number_dtype(dtype):
+    """Whether a pandas column of ``dtype`` holds numbers or booleans (not categories)."""
+    import pandas as pd
+
+    return pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype))
+
+
 def _frame_column(series):
     """A pandas column as numpy: float64 for numeric and boolean columns (nullable
     ones with NaN for ``pandas.NA``), object otherwise."""
-    import pandas as pd
-
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype) or (
-            pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)):
+    if _is_number_dtype(series.dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     return series.to_numpy(dtype=object)
 
@@ -166,13 +170,23 @@ class TableEncoding:
         ``{column index: list of public categories}`` of the categorical columns.
     labels : list of str
         The columns' names (or ``"column j"``), for messages.
+    names : list of str or None
+        The columns' names of a data frame (None for an array).
+    fit_bounds : dict
+        ``{column index: (lower, upper) or None}``: the public intervals the fit bins
+        with (None: read from the data, with a warning).
+    fit_leaks : list of str
+        The categories the fit read from the data.
     """
 
-    def __init__(self, categories, labels):
+    def __init__(self, categories, labels, names, numeric_bounds, fit_leaks):
         self.categories = categories
         self.labels = labels
+        self.names = names
         self._lookups = {j: {c: k for k, c in enumerate(cats)}
                          for j, cats in categories.items()}
+        self.fit_bounds = {**numeric_bounds, **{j: self.interval(j) for j in categories}}
+        self.fit_leaks = fit_leaks
 
     def interval(self, j):
         """Public interval of categorical column ``j``'s codes (missing included)."""
@@ -180,7 +194,9 @@ class TableEncoding:
 
     def transform(self, X):
         """``X`` as a float64 array: categorical columns as codes, the others as numbers."""
-        columns = columns_of(X, len(self.labels))
+        return self._encode(columns_of(X, len(self.labels)))
+
+    def _encode(self, columns):
         out = np.empty((len(columns[0]) if columns else 0, len(columns)), dtype=np.float64)
         for j, values in enumerate(columns):
             if j in self.categories:
@@ -207,21 +223,18 @@ class TableBounds(dict):
         self.leaks = leaks
 
 
-def _needs_table(X, bounds):
-    if isinstance(bounds, dict) and any(_is_categories(v) for v in bounds.values()):
-        return True
+def _has_text(X):
+    """Whether in-memory ``X`` may hold a categorical column: a frame with a column that
+    is not numeric or boolean, or an array of strings or objects with a string."""
     frame = _as_pandas(X)
     if frame is not None:
-        return any(_frame_column(frame.iloc[:, j]).dtype.kind == "O"
-                   for j in range(frame.shape[1]))
-    if isinstance(X, np.ndarray):
-        return X.dtype.kind in "OUS" and X.ndim == 2 and any(
-            _column_kind(X[:, j]) == "categorical" for j in range(X.shape[1]))
-    return False
+        return not all(_is_number_dtype(dtype) for dtype in frame.dtypes)
+    return (isinstance(X, np.ndarray) and X.dtype.kind in "OUS" and X.ndim == 2
+            and any(_column_kind(X[:, j]) == "categorical" for j in range(X.shape[1])))
 
 
-def _domain_by_column(bounds, labels, names):
-    """``{column index: domain}`` from a dict keyed by name or index (None if no dict)."""
+def _domain_by_column(bounds, n_columns, names):
+    """``{column index: domain}`` from a dict keyed by name or index (empty for None)."""
     if bounds is None:
         return {}
     if not isinstance(bounds, dict):
@@ -229,22 +242,11 @@ def _domain_by_column(bounds, labels, names):
             "X has categorical or string columns: give `bounds` as a dict by column "
             "(name or index), (lower, upper) for a numeric column and a list of public "
             "categories for a categorical one, not one pair for all features")
-    domains = {}
-    for key, spec in bounds.items():
-        if isinstance(key, str) and names is not None and key in names:
-            j = names.index(key)
-        elif isinstance(key, numbers.Integral) and not isinstance(key, bool) \
-                and 0 <= key < len(labels):
-            j = int(key)
-        else:
-            raise ValueError(f"bounds: unknown column {key!r}")
-        if j in domains:
-            raise ValueError(f"bounds: column {key!r} is given twice")
-        domains[j] = spec
-    return domains
+    return {j: spec for j, (_, spec)
+            in by_feature_index(bounds, "bounds", n_columns, names).items()}
 
 
-def _categories_of(j, spec, values, label, leaks, source_dtype):
+def _categories_of(spec, values, label, leaks, source_dtype):
     """Public categories of column ``j``: from its domain ``spec``, else from the data."""
     if spec is not None:
         categories = list(spec)
@@ -268,19 +270,23 @@ def fit_columns(estimator, X):
     check_feature_names(estimator, X, reset=True)
     estimator._table_encoding = None
     bounds = estimator.bounds
-    if not _needs_table(X, bounds):
-        return X
+    names_categories = isinstance(bounds, dict) and any(
+        _is_categories(v) for v in bounds.values())
     if is_blockwise(X):
-        raise ValueError(
-            "categorical columns are supported for data in memory; for data read in "
-            "blocks (memmaps, Parquet, Dask), encode them as numbers first, e.g. with "
-            "dptrees.preprocessing.PublicSchemaEncoder")
-    frame = _as_pandas(X)
-    columns = columns_of(X)
+        if names_categories:
+            raise ValueError(
+                "categorical columns are supported for data in memory; for data read in "
+                "blocks (memmaps, Parquet, Dask), encode them as numbers first, e.g. "
+                "with dptrees.preprocessing.PublicSchemaEncoder")
+        return X
+    frame = _as_pandas(X)  # a polars frame is converted once, here
+    if not (names_categories or _has_text(X if frame is None else frame)):
+        return X
+    columns = columns_of(X if frame is None else frame)
     names = None if frame is None else [str(c) for c in frame.columns]
     labels = [f"column {name!r}" for name in names] if names else [
         f"column {j}" for j in range(len(columns))]
-    domains = _domain_by_column(bounds, labels, names)
+    domains = _domain_by_column(bounds, len(columns), names)
     categories, numeric_bounds, leaked = {}, {}, []
     for j, values in enumerate(columns):
         spec = domains.get(j)
@@ -289,7 +295,7 @@ def fit_columns(estimator, X):
             spec is None and (getattr(source_dtype, "categories", None) is not None
                               or _column_kind(values) == "categorical"))
         if categorical:
-            categories[j] = _categories_of(j, spec, values, labels[j], leaked, source_dtype)
+            categories[j] = _categories_of(spec, values, labels[j], leaked, source_dtype)
         elif spec is not None:
             numeric_bounds[j] = spec
         elif values.dtype.kind == "b" or _is_boolean(values, source_dtype):
@@ -300,11 +306,8 @@ def fit_columns(estimator, X):
     if leaked:
         shown = ", ".join(leaked)
         leaks.append(warn_privacy_leak(f"categories of {shown}", param="bounds"))
-    encoding = TableEncoding(categories, labels)
-    numeric_bounds.update({j: encoding.interval(j) for j in categories})
-    encoding.fit_bounds, encoding.fit_leaks = numeric_bounds, leaks
-    X = encoding.transform(X)
-    encoding.names = names
+    encoding = TableEncoding(categories, labels, names, numeric_bounds, leaks)
+    X = encoding._encode(columns)
     estimator._table_encoding = encoding
     return X
 

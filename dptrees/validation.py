@@ -55,6 +55,7 @@ __all__ = [
     "Bounds",
     "ClassEncoding",
     "TargetBounds",
+    "by_feature_index",
     "check_bounds",
     "check_classes",
     "check_delta",
@@ -778,12 +779,12 @@ def _numeric_table(bounds):
     return table if table.ndim == 2 else None
 
 
-def _bounds_by_feature(bounds, name, n_features, feature_names):
-    """``{feature: (low, high)}`` (keys: column names, or indices) as two arrays."""
+def by_feature_index(mapping, name, n_features, feature_names):
+    """``{feature index: (key, value)}`` from a dict keyed by column name
+    (``feature_names``) or feature index; unknown and repeated features are errors."""
     names = None if feature_names is None else [str(f) for f in feature_names]
-    lower, upper = np.full(n_features, np.nan), np.full(n_features, np.nan)
-    from_data = []
-    for key, interval in bounds.items():
+    out = {}
+    for key, value in mapping.items():
         if isinstance(key, str):
             if names is None or key not in names:
                 known = "the data has no column names" if names is None else (
@@ -796,8 +797,18 @@ def _bounds_by_feature(bounds, name, n_features, feature_names):
         else:
             raise ValueError(f"{name}: keys must be column names or feature indices in "
                              f"[0, {n_features}), got {key!r}")
-        if not np.isnan(lower[j]) or j in from_data:
+        if j in out:
             raise ValueError(f"{name}: feature {key!r} is given twice")
+        out[j] = (key, value)
+    return out
+
+
+def _bounds_by_feature(bounds, name, n_features, feature_names):
+    """``{feature: (low, high)}`` (keys: column names, or indices) as two arrays."""
+    lower, upper = np.full(n_features, np.nan), np.full(n_features, np.nan)
+    from_data = []
+    for j, (key, interval) in by_feature_index(bounds, name, n_features,
+                                               feature_names).items():
         if interval is None:
             from_data.append(j)
             continue
@@ -807,7 +818,7 @@ def _bounds_by_feature(bounds, name, n_features, feature_names):
     lower[from_data] = upper[from_data] = 0.0  # placeholders, read from the data later
     missing = np.flatnonzero(np.isnan(lower))
     if missing.size:
-        label = [names[j] if names else j for j in missing]
+        label = [j if feature_names is None else str(feature_names[j]) for j in missing]
         raise ValueError(f"{name}: no bounds for {_listed(label)}; a dict "
                          "must give every feature's public (lower, upper)")
     return lower, upper, from_data
