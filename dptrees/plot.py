@@ -212,7 +212,7 @@ def _leaf_lines(view, node, decimals):
     """The released values of a leaf, one item per line."""
     value = view.tree.value[node]
     if view.leaf_kind == "totals":
-        return [f"class: {_class_name(view, view.labels[node - view.tree.n_leaves + 1])}",
+        return [f"class: {_class_name(view, view.labels[node - view.tree.n_internal])}",
                 f"noisy weighted totals {_vector(value, decimals)}"]
     if view.leaf_kind == "proba":
         lines = [f"class: {_class_name(view, int(np.argmax(value)))}",

@@ -7,20 +7,14 @@ value outside its column's categories is an error (it cannot be clipped), a numb
 outside its bounds is clipped by the estimators later.
 """
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from dptrees._tables import category_codes, columns_of
+from dptrees._tables import category_codes, columns_of, is_bounds_pair
 from dptrees.validation import check_in
 
 __all__ = ["PublicSchemaEncoder"]
 
-
-def _is_bounds(spec):
-    return (isinstance(spec, tuple) and len(spec) == 2
-            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec))
 
 
 class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
@@ -65,7 +59,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         self._lookups = []
         lower, upper, names = [], [], []
         for j, spec in enumerate(self.schema):
-            if _is_bounds(spec):
+            if isinstance(spec, tuple) and is_bounds_pair(spec):  # a list is categories
                 lo, hi = float(spec[0]), float(spec[1])
                 if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
                     raise ValueError(f"column {j}: bounds must be finite with lower <= upper")
