@@ -15,6 +15,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
     ) from exc
 
 from dptrees._sources import Blocks, Parquet
+from dptrees._tables import Numeric
 from dptrees.accounting import BudgetAccountant
 from dptrees.boosting import (
     DPAdaBoostClassifier,
@@ -57,6 +58,7 @@ __all__ = [
     "DPPartitionForestRegressor",
     "DetachedAccountantError",
     "EarlyStopWarning",
+    "Numeric",
     "PrivacyLeakWarning",
     "__version__",
 ]

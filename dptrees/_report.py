@@ -130,8 +130,8 @@ class PrivacyReportMixin:
     #: The neighbour relation of the guarantee.
     _neighbours = RECORD
     #: Fitted attributes listed as public inputs in the report, when present.
-    _public_inputs = ("bounds_", "categories_", "y_bounds_", "classes_", "n_features_in_",
-                      "feature_names_in_")
+    _public_inputs = ("bounds_", "categories_", "missing_columns_", "y_bounds_", "classes_",
+                      "n_features_in_", "feature_names_in_")
 
     def privacy_report(self) -> "PrivacyReport":
         """What the fit released and its total privacy cost.

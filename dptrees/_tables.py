@@ -20,19 +20,33 @@ Categories are public inputs: a non-numeric column without categories in ``bound
 takes them from the data (its pandas categorical dtype, or its distinct values), with a
 :class:`~dptrees.exceptions.PrivacyLeakWarning` recorded in ``privacy_leaks_``, as for
 bounds read from data. A value outside a column's categories is an error at ``fit`` and
-at ``predict`` (it cannot be clipped to a category). Missing values in numeric columns
-are refused with a clear error.
+at ``predict`` (it cannot be clipped to a category).
+
+A numeric column may be missing only if ``bounds`` says so, with
+``Numeric(lower, upper, missing=True)``: it then gets a missing bin of its own (the
+last of its ``n_bins``; :class:`dptrees._binning.Binner`), whether or not the data has
+missing values. Its present values are clipped to the bounds and a missing value is
+written as ``upper + (upper - lower)``, above every present one, so that a split sends
+it right, with the larger values, unless the split is the column's last edge, which
+separates missing from present values. Like the categories, that is a function of the
+public domain alone, and a split's private choice among all edges decides where missing
+values go: no budget beyond the split's. A missing value in a numeric column that is not
+declared may be missing is an error.
 """
 
+import functools
+import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from dptrees._sources import is_blockwise
 from dptrees.validation import by_feature_index, check_feature_names, warn_privacy_leak
 
-__all__ = ["BOUNDS_DOC", "TableColumnsMixin", "TableEncoding", "category_codes",
-           "columns_of", "fit_columns", "is_bounds_pair", "public_bounds"]
+__all__ = ["BOUNDS_DOC", "Numeric", "TableColumnsMixin", "TableEncoding", "category_codes",
+           "columns_of", "fit_columns", "is_bounds_pair", "keeps_columns_on_failure",
+           "public_bounds"]
 
 _NUMERIC_KINDS = "biuf"
 
@@ -43,10 +57,59 @@ BOUNDS_DOC = """    bounds : pair (lower, upper), per-feature pairs, dict or Non
         values outside are clipped. A table with categorical or string columns: a dict
         by column name (or index) giving ``(lower, upper)`` for a numeric column and the
         list of public categories for a categorical one; a missing value is a category
-        of its own (the fitted ``categories_`` lists them by column). None reads bounds
+        of its own (the fitted ``categories_`` lists them by column). A numeric column
+        that may be missing: ``dptrees.Numeric(lower, upper, missing=True)``, which
+        gives it a missing bin (NaN then follows each split's private choice, also at
+        ``predict``). None reads bounds
         and categories from the data with a ``PrivacyLeakWarning``: the model is then
         not differentially private.
 """
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """The public domain of a numeric column: its bounds, and whether it may be missing.
+
+    Give it in an estimator's ``bounds`` dict (``bounds={"age": Numeric(17, 90,
+    missing=True)}``); ``(lower, upper)`` is short for ``Numeric(lower, upper)``.
+
+    Parameters
+    ----------
+    lower, upper : float
+        Public bounds, finite, ``lower < upper``; values outside are clipped.
+    missing : bool, default=False
+        Whether the column may hold missing values (NaN, None, ``pandas.NA``). If True
+        the column gets a missing bin of its own, the last of its ``n_bins``, whether
+        or not the data has missing values (a public choice: it costs no budget), and
+        each split's private choice of edge decides which side missing values go to.
+        If False a missing value is an error.
+
+    Examples
+    --------
+    >>> from dptrees import Numeric
+    >>> Numeric(0, 100, missing=True)
+    Numeric(lower=0, upper=100, missing=True)
+    """
+
+    lower: float
+    upper: float
+    missing: bool = False
+
+    def __post_init__(self):
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                    or not math.isfinite(value)):
+                raise ValueError(f"Numeric: {name} must be a finite number, got {value!r}")
+        if not self.lower < self.upper:
+            raise ValueError(f"Numeric: need lower < upper, got ({self.lower}, {self.upper})")
+        if not isinstance(self.missing, (bool, np.bool_)):
+            raise TypeError(f"Numeric: missing must be True or False, got {self.missing!r}")
+
+    @property
+    def missing_value(self):
+        """The number a missing value is written as: above every present value."""
+        return self.upper + (self.upper - self.lower)
 
 
 def is_bounds_pair(spec):
@@ -177,10 +240,13 @@ class TableEncoding:
         with (None: read from the data, with a warning).
     fit_leaks : list of str
         The categories the fit read from the data.
+    missing : dict
+        ``{column index: Numeric}`` of the numeric columns with a missing bin.
     """
 
-    def __init__(self, categories, labels, names, numeric_bounds, fit_leaks):
+    def __init__(self, categories, labels, names, numeric_bounds, fit_leaks, missing=None):
         self.categories = categories
+        self.missing = {} if missing is None else missing
         self.labels = labels
         self.names = names
         self._lookups = {j: {c: k for k, c in enumerate(cats)}
@@ -202,9 +268,28 @@ class TableEncoding:
             if j in self.categories:
                 out[:, j] = category_codes(values, self._lookups[j], self.labels[j],
                                            missing_code=len(self.categories[j]))
+            elif j in self.missing:
+                out[:, j] = _numeric_or_missing(values, self.missing[j], self.labels[j])
             else:
                 out[:, j] = _numeric(values, self.labels[j])
         return out
+
+    def __setstate__(self, state):
+        # encodings saved before numeric missing bins existed have none
+        self.__dict__.update(state)
+        self.__dict__.setdefault("missing", {})
+
+
+def _numeric_or_missing(values, domain, label):
+    """A numeric column that may be missing: present values clipped to the bounds,
+    missing ones written as ``domain.missing_value`` (above them)."""
+    x = _numeric(values, label)
+    missing = np.isnan(x)
+    if np.isinf(x).any():
+        raise ValueError(f"{label} contains infinity; all present values must be finite")
+    x = np.clip(x, domain.lower, domain.upper)
+    x[missing] = domain.missing_value
+    return x
 
 
 def _numeric(values, label):
@@ -218,9 +303,10 @@ class TableBounds(dict):
     """Bounds by feature index for :func:`dptrees.validation.check_bounds` (``None``: read
     that feature's bounds from the data), with the leaks of categories read from data."""
 
-    def __init__(self, bounds, leaks):
+    def __init__(self, bounds, leaks, missing=()):
         super().__init__(bounds)
         self.leaks = leaks
+        self.missing = tuple(missing)
 
 
 def _has_text(X):
@@ -270,26 +356,32 @@ def fit_columns(estimator, X):
     check_feature_names(estimator, X, reset=True)
     estimator._table_encoding = None
     bounds = estimator.bounds
-    names_categories = isinstance(bounds, dict) and any(
-        _is_categories(v) for v in bounds.values())
+    names_domains = isinstance(bounds, dict) and any(
+        _is_categories(v) or isinstance(v, Numeric) for v in bounds.values())
     if is_blockwise(X):
-        if names_categories:
+        if names_domains:
             raise ValueError(
-                "categorical columns are supported for data in memory; for data read in "
-                "blocks (memmaps, Parquet, Dask), encode them as numbers first, e.g. "
-                "with dptrees.preprocessing.PublicSchemaEncoder")
+                "categorical columns and Numeric domains (missing values) are supported "
+                "for data in memory; for data read in blocks (memmaps, Parquet, Dask), "
+                "encode them as numbers first, e.g. with "
+                "dptrees.preprocessing.PublicSchemaEncoder")
         return X
     frame = _as_pandas(X)  # a polars frame is converted once, here
-    if not (names_categories or _has_text(X if frame is None else frame)):
+    if not (names_domains or _has_text(X if frame is None else frame)):
         return X
     columns = columns_of(X if frame is None else frame)
     names = None if frame is None else [str(c) for c in frame.columns]
     labels = [f"column {name!r}" for name in names] if names else [
         f"column {j}" for j in range(len(columns))]
     domains = _domain_by_column(bounds, len(columns), names)
-    categories, numeric_bounds, leaked = {}, {}, []
+    categories, numeric_bounds, leaked, missing = {}, {}, [], {}
     for j, values in enumerate(columns):
         spec = domains.get(j)
+        if isinstance(spec, Numeric):
+            numeric_bounds[j] = (spec.lower, spec.upper)
+            if spec.missing:
+                missing[j] = spec
+            continue
         source_dtype = None if frame is None else frame.iloc[:, j].dtype
         categorical = (spec is not None and _is_categories(spec)) or (
             spec is None and (getattr(source_dtype, "categories", None) is not None
@@ -306,14 +398,39 @@ def fit_columns(estimator, X):
     if leaked:
         shown = ", ".join(leaked)
         leaks.append(warn_privacy_leak(f"categories of {shown}", param="bounds"))
-    encoding = TableEncoding(categories, labels, names, numeric_bounds, leaks)
+    encoding = TableEncoding(categories, labels, names, numeric_bounds, leaks, missing)
     X = encoding._encode(columns)
     estimator._table_encoding = encoding
     return X
 
 
+# What fit_columns learns of a fit's columns.
+_COLUMN_STATE = ("feature_names_in_", "_table_encoding")
+
+
+def keeps_columns_on_failure(fit):
+    """Decorate an estimator's ``fit``: if it fails (a budget refused, bad input), the
+    columns the previous fit learned (``feature_names_in_``, the table encoding) are put
+    back, so that a fitted model refused a refit still checks and encodes its inputs as
+    its trees expect."""
+
+    @functools.wraps(fit)
+    def fit_or_keep_columns(self, *args, **kwargs):
+        saved = {name: self.__dict__[name] for name in _COLUMN_STATE if name in self.__dict__}
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            for name in _COLUMN_STATE:
+                self.__dict__.pop(name, None)
+            self.__dict__.update(saved)
+            raise
+
+    return fit_or_keep_columns
+
+
 class TableColumnsMixin:
-    """``categories_``: the public categories of a fitted model's categorical columns."""
+    """``categories_`` and ``missing_columns_``: the public domains of a fitted model's
+    categorical columns and of its numeric columns that may be missing."""
 
     @property
     def categories_(self):
@@ -327,6 +444,17 @@ class TableColumnsMixin:
         return {(encoding.names[j] if encoding.names else j): list(cats)
                 for j, cats in encoding.categories.items()}
 
+    @property
+    def missing_columns_(self):
+        """list: the numeric columns (names, or indices) given a missing bin by
+        ``Numeric(..., missing=True)`` in ``bounds`` at the last fit."""
+        if not hasattr(self, "_table_encoding"):
+            raise AttributeError("missing_columns_ is set by fit")
+        encoding = self._table_encoding
+        if encoding is None:
+            return []
+        return [encoding.names[j] if encoding.names else j for j in sorted(encoding.missing)]
+
 
 def public_bounds(estimator):
     """The bounds to bin the features of the current fit with: ``estimator.bounds``, or
@@ -334,7 +462,7 @@ def public_bounds(estimator):
     encoding = getattr(estimator, "_table_encoding", None)
     if encoding is None:
         return estimator.bounds
-    return TableBounds(encoding.fit_bounds, encoding.fit_leaks)
+    return TableBounds(encoding.fit_bounds, encoding.fit_leaks, encoding.missing)
 
 
 def _is_boolean(values, source_dtype):

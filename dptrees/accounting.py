@@ -166,7 +166,7 @@ def _check_budget_pair(pair, index):
 class SpendRecord(NamedTuple):
     """One entry of a :class:`BudgetAccountant` ledger.
 
-    Attributes
+    Parameters
     ----------
     label : str or None
         What the budget was spent on (e.g. ``"tree 3: leaf values"``), if given.

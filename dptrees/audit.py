@@ -204,7 +204,7 @@ def epsilon_bound_from_counts(k0, n0, k1, n1, *, alpha=0.05, delta=0.0):
 class AuditResult:
     """Outcome of an audit.
 
-    Attributes
+    Parameters
     ----------
     epsilon_lower_bound : float
         With probability at least ``1 - alpha`` the mechanism is not (epsilon, delta)-DP

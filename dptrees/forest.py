@@ -27,7 +27,7 @@ from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
-from dptrees._tables import BOUNDS_DOC
+from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
     CLASSIFIER_BUDGET_WEIGHTS,
     RANDOM_STATE_DOC,
@@ -106,6 +106,7 @@ class _BaseDPForest(_BaseDPTree):
             return auto_n_estimators(epsilon)
         return check_positive_int(self.n_estimators, "n_estimators")
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the forest, spending ``epsilon`` once from the accountant.
 

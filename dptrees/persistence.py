@@ -24,6 +24,7 @@ __all__ = ["load", "save", "trusted_types"]
 # structures, table encodings, losses, accountants and their records.
 _TRUSTED = (
     "dptrees._binning.Binner",
+    "dptrees._tables.Numeric",
     "dptrees._tables.TableEncoding",
     "dptrees._tree_structure.Tree",
     "dptrees.accounting.BudgetAccountant",

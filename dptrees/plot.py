@@ -191,11 +191,14 @@ def _vector(values, decimals):
 
 def _split_text(view, node, decimals, left):
     """``"name < t"`` (``left``) or ``"name >= t"``: records with ``x < threshold`` go
-    left. Without a threshold in feature units, the bin rule."""
+    left. Without a threshold in feature units, the bin rule; an infinite threshold
+    separates present values (left) from missing ones (right)."""
     t = view.tree
     name = view.feature_names[t.feature[node]]
     if math.isnan(t.threshold[node]):
         return f"{name} bin {'<=' if left else '>'} {t.bin_threshold[node]}"
+    if math.isinf(t.threshold[node]):
+        return f"{name} {'is present' if left else 'is missing'}"
     return f"{name} {'<' if left else '>='} {_number(t.threshold[node], decimals)}"
 
 

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._binning import Binner
+from dptrees._binning import Binner, missing_features
 from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
 from dptrees._docs import estimator_doc
@@ -32,7 +32,13 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._sources._rows import TreeTargets, assign_partitions
-from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
+from dptrees._tables import (
+    BOUNDS_DOC,
+    TableColumnsMixin,
+    fit_columns,
+    keeps_columns_on_failure,
+    public_bounds,
+)
 from dptrees._tree_growth import grow_from_statistics
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
@@ -175,10 +181,12 @@ class _PreparedData:
     def _bin_features(self, estimator, X, n_threads):
         if X.shape[0] > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows are supported, got {X.shape[0]}")
-        bounds = check_bounds(public_bounds(estimator), X, n_features=X.shape[1],
+        spec = public_bounds(estimator)
+        bounds = check_bounds(spec, X, n_features=X.shape[1],
                               feature_names=getattr(estimator, "feature_names_in_", None))
         self.leaks = [] if bounds.leak is None else [bounds.leak]
-        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins)
+        self.binner = Binner(bounds.lower, bounds.upper, estimator.n_bins,
+                             missing_features(spec))
         self.codes = self.binner.transform(X, n_threads)
         self.codes_by_feature = np.ascontiguousarray(self.codes.T)  # for split tests
         self.n_features = X.shape[1]
@@ -412,6 +420,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
     def _post_process(self, trees, budget):
         """Post-process the released values of the fitted ``trees`` (default: nothing)."""
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the tree, spending ``epsilon`` from the accountant.
 

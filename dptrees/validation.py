@@ -70,6 +70,7 @@ __all__ = [
     "clip",
     "clip_to_bounds",
     "warn_privacy_leak",
+    "warn_user",
 ]
 
 _MAX_LISTED = 10  # at most this many offending items are named in an error message
@@ -81,7 +82,7 @@ _MAX_LISTED = 10  # at most this many offending items are named in an error mess
 class Bounds(NamedTuple):
     """Per-feature public bounds, as returned by :func:`check_bounds`.
 
-    Attributes
+    Parameters
     ----------
     lower, upper : ndarray of shape (n_features,), dtype float64
         Finite, with ``lower < upper`` for every feature (zero-width intervals widened).
@@ -103,7 +104,7 @@ class Bounds(NamedTuple):
 class TargetBounds(NamedTuple):
     """Public bounds of a regression target, as returned by :func:`check_y_bounds`.
 
-    Attributes
+    Parameters
     ----------
     lower, upper : float
         Finite, with ``lower < upper`` (a zero-width interval is widened).
@@ -124,7 +125,7 @@ class TargetBounds(NamedTuple):
 class ClassEncoding(NamedTuple):
     """Class list and encoded labels, as returned by :func:`check_classes`.
 
-    Attributes
+    Parameters
     ----------
     classes : ndarray of shape (n_classes,)
         Sorted, distinct labels (the estimator's ``classes_``), ``n_classes >= 2``.
@@ -162,7 +163,9 @@ def _user_stacklevel():
     return level
 
 
-def _warn(message, category):
+def warn_user(message, category):
+    """Issue a warning attributed to the user's call into dptrees (see
+    :func:`_user_stacklevel`)."""
     warnings.warn(message, category, stacklevel=_user_stacklevel())
 
 
@@ -191,7 +194,7 @@ def warn_privacy_leak(what, *, param=None):
         "The result is NOT differentially private. To keep the privacy guarantee, "
         f"{how}, using public values chosen without looking at the data."
     )
-    _warn(message, PrivacyLeakWarning)
+    warn_user(message, PrivacyLeakWarning)
     record = f"{what} read from the training data"
     return f"{param}: {record}" if param else record
 
@@ -263,7 +266,7 @@ def warn_weak_delta(delta, n, unit="records"):
         What ``n`` counts, for the message.
     """
     if delta > 0 and n > 0 and delta >= 1.0 / n:
-        _warn(f"delta={delta!r} is at least 1/n for the {n} {unit}: such a guarantee "
+        warn_user(f"delta={delta!r} is at least 1/n for the {n} {unit}: such a guarantee "
               f"allows releasing one of the {unit} in the clear. Use delta well below "
               f"1/n (e.g. 1/n**1.1 or 1e-6).", WeakPrivacyWarning)
 
@@ -514,10 +517,11 @@ def _check_all_finite(arr, name):
     if nan.any():
         where = tuple(int(i) for i in np.unravel_index(int(np.argmax(nan)), arr.shape))
         raise ValueError(
-            f"Input {name} contains NaN (first at index {where}). Missing values are "
-            "supported in categorical columns (give the column's public categories in "
-            "`bounds`; a missing value is a category of its own), not in numeric ones: "
-            "replace them with a public value first."
+            f"Input {name} contains NaN (first at index {where}). A column that may be "
+            "missing must say so in `bounds`, a dict by column: "
+            "dptrees.Numeric(lower, upper, missing=True) for a numeric column (it gets a "
+            "missing bin of its own), or the list of public categories for a categorical "
+            "one (a missing value is a category of its own)."
         )
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(~np.isfinite(arr))), arr.shape))
     raise ValueError(
@@ -629,7 +633,7 @@ def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
 def _ravel_column(arr, name):
     """sklearn's convention for targets: (n, 1) is raveled with a DataConversionWarning."""
     if arr.ndim == 2 and arr.shape[1] == 1:
-        _warn(
+        warn_user(
             "A column-vector y was passed when a 1d array was expected. Please change the "
             "shape of y to (n_samples, ), for example using ravel().",
             DataConversionWarning,

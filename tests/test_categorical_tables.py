@@ -7,8 +7,8 @@
 * A missing value in a categorical column is a category of its own, present whatever the
   data: it costs no privacy, and a missing value at predict time follows its route.
 * Categories not given are read from the data with a ``PrivacyLeakWarning`` recorded in
-  ``privacy_leaks_``; values outside the public categories, missing numbers and tables
-  read in blocks are clear errors, raised before anything is spent.
+  ``privacy_leaks_``; values outside the public categories, undeclared missing numbers
+  and tables read in blocks are clear errors, raised before anything is spent.
 """
 
 import warnings
@@ -228,7 +228,7 @@ def test_tables_read_in_blocks_must_be_numeric(tmp_path):
     X = np.memmap(tmp_path / "x.dat", dtype=np.float64, mode="w+", shape=(100, 2))
     est = DPDecisionTreeRegressor(bounds={0: ["a", "b"], 1: (0, 1)}, y_bounds=(0, 1),
                                   accountant=BudgetAccountant(10.0))
-    with pytest.raises(ValueError, match="categorical columns are supported for data in"):
+    with pytest.raises(ValueError, match="categorical columns and Numeric domains"):
         est.fit(Blocks(X), np.zeros(100))
 
 

@@ -84,6 +84,26 @@ def test_arrays_have_no_feature_names_and_refitting_on_arrays_drops_them(est):
         est.predict(X)
 
 
+@pytest.mark.parametrize("est", CLASSIFIERS + [DPFederatedGradientBoostingClassifier(
+    classes=[0, 1], n_clients=400, n_estimators=3, random_state=0)],
+    ids=IDS + ["DPFederatedGradientBoostingClassifier"])
+def test_a_refused_refit_keeps_the_columns_of_the_fitted_model(est):
+    """A refit refused (here: no budget left) leaves the fitted model as it was: its
+    column names and table encoding still match its trees."""
+    X, y = frame()
+    fit(est.set_params(bounds={"age": (0.0, 1.0), "hours": ["a", "b"], "score": (0.0, 1.0)}),
+        X.assign(hours=np.where(X["hours"] > 0.5, "a", "b")), y)
+    before = est.predict_proba(X.assign(hours=np.where(X["hours"] > 0.5, "a", "b")))
+    est.set_params(accountant=BudgetAccountant(1e-3, 1.0), bounds=(0.0, 1.0))
+    other = X.rename(columns={"age": "a1", "hours": "a2", "score": "a3"})
+    with pytest.raises(Exception, match="budget|epsilon|remain"):
+        est.fit(other, y)
+    assert list(est.feature_names_in_) == COLUMNS
+    assert est.categories_ == {"hours": ["a", "b"]}
+    np.testing.assert_array_equal(
+        est.predict_proba(X.assign(hours=np.where(X["hours"] > 0.5, "a", "b"))), before)
+
+
 def test_federated_boosting_keeps_the_column_names():
     X, y = frame()
     est = DPFederatedGradientBoostingClassifier(classes=[0, 1], bounds=BOUNDS_BY_NAME,

@@ -1,9 +1,14 @@
 """Data-independent binning: float64 features to uint8 codes over public bounds.
 
-Bin edges are ``lower + k (upper - lower) / n_bins`` for ``k = 1 .. n_bins - 1``: they
-depend on the public bounds and ``n_bins`` only, never on the data, so they release
-nothing. Values are clipped to the bounds first (never dropped). Bin ``b`` holds the
-values ``x`` with ``floor((x - lower) / (upper - lower) * n_bins) == b``.
+Bin edges are ``lower + k (upper - lower) / m`` for ``k = 1 .. m - 1``, where ``m`` is
+``n_bins``, or ``n_bins - 1`` for a feature with a **missing bin**: they depend on the
+public bounds, ``n_bins`` and the public list of features that may be missing, never on
+the data, so they release nothing. Values are clipped to the bounds first (never
+dropped). Bin ``b`` holds the values ``x`` with ``floor((x - lower) / (upper - lower) * m)
+== b``. A feature with a missing bin keeps its last code, ``n_bins - 1``, for missing
+values, which the caller writes as any number above ``upper`` (after clipping the
+present values to the bounds: :mod:`dptrees._tables`): the largest code, so a split
+``code <= b`` sends a missing value right unless ``b`` is the last edge.
 """
 
 from libc.math cimport floor
@@ -22,23 +27,34 @@ cdef inline uint8_t _code(double x, double lower, double scale, int n_bins) noex
 
 
 def bin_features(const double[:, ::1] X, const double[::1] lower, const double[::1] upper,
-                 int n_bins, uint8_t[:, ::1] out):
-    """Write the bin code of ``X[i, j]`` into ``out[i, j]`` (row-major, one row per record)."""
+                 int n_bins, const uint8_t[::1] missing, uint8_t[:, ::1] out):
+    """Write the bin code of ``X[i, j]`` into ``out[i, j]`` (row-major, one row per record).
+
+    ``missing[j]``: 1 if feature ``j`` has a missing bin (code ``n_bins - 1``, for values
+    above ``upper[j]``; the others share ``n_bins - 1`` bins), else 0.
+    """
     cdef Py_ssize_t i, j, n = X.shape[0], p = X.shape[1]
     if not 2 <= n_bins <= 256:
         raise ValueError("n_bins must be in [2, 256]")
-    if lower.shape[0] != p or upper.shape[0] != p or out.shape[0] != n or out.shape[1] != p:
-        raise ValueError("shapes of X, bounds and out do not agree")
+    if (lower.shape[0] != p or upper.shape[0] != p or missing.shape[0] != p
+            or out.shape[0] != n or out.shape[1] != p):
+        raise ValueError("shapes of X, bounds, missing and out do not agree")
     for j in range(p):
         if not upper[j] > lower[j]:
             raise ValueError("every upper bound must exceed its lower bound")
-    scales = np.asarray(upper) - np.asarray(lower)
-    scales = n_bins / scales
+    present = n_bins - (np.asarray(missing) != 0).astype(np.intc)
+    scales = present / (np.asarray(upper) - np.asarray(lower))
     cdef const double[::1] scale = scales
+    cdef const int[::1] n_present = present
+    cdef double x
     with nogil:
         for i in range(n):
             for j in range(p):
-                out[i, j] = _code(X[i, j], lower[j], scale[j], n_bins)
+                x = X[i, j]
+                if missing[j] and x > upper[j]:
+                    out[i, j] = <uint8_t>(n_bins - 1)
+                else:
+                    out[i, j] = _code(x, lower[j], scale[j], n_present[j])
 
 
 def bin_values(const double[::1] x, double lower, double upper, int n_bins, uint8_t[::1] out):

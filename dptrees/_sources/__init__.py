@@ -17,7 +17,7 @@ is the same from every source. No source adds noise or releases anything.
 
 import numpy as np
 
-from dptrees._binning import Binner
+from dptrees._binning import Binner, missing_features
 from dptrees.validation import check_bounds, check_y_bounds
 
 from dptrees._sources._array import ArraySource
@@ -81,7 +81,7 @@ def public_binner(source, bounds, n_bins, max_rows, feature_names=None):
     checked = check_bounds(bounds, data, n_features=source.n_features,
                            feature_names=feature_names)
     leaks = [] if checked.leak is None else [checked.leak]
-    return Binner(checked.lower, checked.upper, n_bins), leaks
+    return Binner(checked.lower, checked.upper, n_bins, missing_features(bounds)), leaks
 
 
 def encode_regression_targets(source, y_bounds):

@@ -21,7 +21,13 @@ from dptrees._parallel import check_n_jobs, n_threads
 from dptrees._random import check_random_state
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
-from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
+from dptrees._tables import (
+    BOUNDS_DOC,
+    TableColumnsMixin,
+    fit_columns,
+    keeps_columns_on_failure,
+    public_bounds,
+)
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
 from dptrees.boosting._weak_learners import (
@@ -484,6 +490,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
                     "(parallel composition), so a record pays one split choice per level. "
                     "Total: the sum over the ledger of epsilon x count.")
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the boosted ensemble, spending ``epsilon`` once from the accountant.
 

@@ -77,7 +77,13 @@ from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
 from dptrees._progress import Progress
 from dptrees._report import PrivacyReportMixin, ledger_entry
-from dptrees._tables import BOUNDS_DOC, TableColumnsMixin, fit_columns, public_bounds
+from dptrees._tables import (
+    BOUNDS_DOC,
+    TableColumnsMixin,
+    fit_columns,
+    keeps_columns_on_failure,
+    public_bounds,
+)
 from dptrees.accounting import (
     INTEGER_ORDERS,
     AccountantMixin,
@@ -631,6 +637,7 @@ class _SquaredErrorFit:
     """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
     and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         params = self._check_params()
         with self._open(X, y) as source:
@@ -656,6 +663,7 @@ class _LogLossFit:
     """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
     ``_fit`` does the boosting on a source of rows."""
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         params = self._check_params()
         with self._open(X, y) as source:

@@ -52,7 +52,6 @@ for record-level add/remove neighbours (a client of one record is the add/remove
 import copy
 import numbers
 from typing import Self
-import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -62,7 +61,7 @@ from dptrees._docs import estimator_doc
 from dptrees._report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
 from dptrees._sources._clients import ClientRows
-from dptrees._tables import BOUNDS_DOC, fit_columns
+from dptrees._tables import BOUNDS_DOC, fit_columns, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
@@ -76,6 +75,7 @@ from dptrees.boosting._trees import (
 )
 from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
 from dptrees.validation import (
+    warn_user,
     check_classes,
     check_delta,
     check_epsilon,
@@ -163,6 +163,7 @@ def check_clients(clients, n_samples, n_clients):
 class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     """Federated fitting; prediction is the centralised estimators' (same trees)."""
 
+    @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
         """Fit across the clients given by ``clients``.
 
@@ -320,13 +321,13 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         progress.close()
 
         if len(model.trees) < self.n_estimators:
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__} stopped after {len(model.trees)} of "
                 f"{self.n_estimators} boosting rounds: one more round would push delta past "
                 f"{delta:g} at epsilon={epsilon:g} (noise_multiplier="
                 f"{self.noise_multiplier!r}, sampling probability {q:g}). Lower "
                 "n_estimators, or raise noise_multiplier or epsilon, to run them all.",
-                EarlyStopWarning, stacklevel=3)
+                EarlyStopWarning)
         self.estimators_ = model.trees
         self._step = model.step
         self.init_score_ = model.init_score

@@ -74,10 +74,19 @@ FRAC_BITS = 24
 
 
 class ClientContribution(NamedTuple):
-    """What a sampled client sends: its clipped, rounded update and its clipping bit."""
+    """What a sampled client sends: its clipped, rounded update and its clipping bit.
 
-    vector: np.ndarray  # float64, multiples of 2**-FRAC_BITS, L2 norm <= clip (+ rounding)
-    within_bound: int  # 1 if the update's norm was at most the bound before clipping
+    Parameters
+    ----------
+    vector : ndarray of float64
+        The update, multiples of ``2**-FRAC_BITS``, of L2 norm at most the clipping
+        bound (plus rounding, see :func:`clip_update`).
+    within_bound : int
+        1 if the update's norm was at most the bound before clipping, else 0.
+    """
+
+    vector: np.ndarray
+    within_bound: int
 
 
 def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
