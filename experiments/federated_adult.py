@@ -27,7 +27,8 @@ Settings (none was ever scored on ``adult.test`` before being fixed), and why:
   clients against noise ``z``, so at a fixed ratio ``q / z`` the number of rounds is
   fixed, and a larger ``q`` (with proportionally larger ``z``) only costs computation.
   ``expected clients per round = Q_CLIENTS`` (``q = Q_CLIENTS / K``) and ``z`` chosen so
-  that about ``TARGET_ROUNDS`` trees fit in the budget (``noise_multiplier_for``, a
+  that about ``TARGET_ROUNDS`` trees fit in the budget (the library's
+  ``dptrees.federated._protocol.noise_multiplier_for``, a
   function of public quantities only);
 * ``clip_norm`` ``S = CLIP_NORM``: a client's vector of per-leaf sums (gradient sums and
   0.5 x Hessian sums) has norm of the order of ``0.2 n_c`` for ``n_c`` records early in
@@ -69,7 +70,6 @@ release.
 """
 
 import argparse
-import math
 import time
 
 import numpy as np
@@ -77,10 +77,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 from dptrees import BudgetAccountant
-from dptrees.accounting import RDPAccountant
 from dptrees.boosting import DPGradientBoostingClassifier
 from dptrees.federated._boosting import DPFederatedGradientBoostingClassifier
-from dptrees.federated._protocol import INTEGER_ORDERS
+from dptrees.federated._protocol import noise_multiplier_for
 
 from experiments import uci_datasets as uci
 from experiments.results_json import write_json
@@ -123,27 +122,10 @@ def make_federation(X, feature_names, n_clients, seed=FEDERATION_SEED,
     return clients
 
 
-def noise_multiplier_for(epsilon, delta, q, rounds):
-    """Smallest ``z`` (to 1 %, by bisection) for which ``rounds + 1`` subsampled-Gaussian
-    rounds stay within ``(epsilon, delta)`` (public quantities only)."""
-    def fits(z):
-        acc = RDPAccountant(INTEGER_ORDERS)
-        acc.compose_subsampled_discrete_gaussian(q, z, count=rounds + 1)
-        return acc.get_delta(epsilon) <= delta
-
-    lo, hi = 0.3, 1.0
-    while not fits(hi):
-        lo, hi = hi, 2 * hi
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return hi
-
-
 def federated_model(epsilon, n_clients, seed, n_estimators=None, **overrides):
     q = min(1.0, Q_CLIENTS / n_clients)
     rounds = TARGET_ROUNDS if n_estimators is None else n_estimators
-    z = noise_multiplier_for(epsilon, DELTA, q, rounds)
+    z = noise_multiplier_for(epsilon, DELTA, q, rounds + 1)  # + the initial-score round
     params = dict(PARAMS, **overrides)
     return DPFederatedGradientBoostingClassifier(
         n_estimators=rounds + 10, epsilon=epsilon, delta=DELTA, sampling_probability=q,

@@ -92,15 +92,6 @@ _EXTRA_TRAIN = (
     "test_check_regressors_train_passes_with_parameters_fit_for_the_data)."
 )
 
-_FEDERATED_TRAIN = (
-    "BY DESIGN (DP): the check wants a training R^2 > 0.5 on 200 rows. Fitted without "
-    "`clients`, every row is a client of its own; each round Poisson-samples a share "
-    "q = 0.1 of them (about 20 rows) and adds Gaussian noise of noise_multiplier = 4 "
-    "clipping bounds to the sum of their clipped vectors: the noise is as large as "
-    "the signal of 4 fully clipped records. Passes with every row in every round and "
-    "less noise (see test_check_regressors_train_passes_with_parameters_fit_for_the_data)."
-)
-
 # scikit-learn < 1.6 only: its check_classifiers_classes also wants every class among the
 # predictions on the training set (1.6 dropped that assertion).
 _PARTITION_CLASSES = {} if SKLEARN_VERSION >= (1, 6) else {"check_classifiers_classes": (
@@ -119,7 +110,7 @@ EXPECTED_FAILURES = {
     "DPExtraTreesClassifier": {},
     "DPExplainableBoostingRegressor": {},
     "DPExplainableBoostingClassifier": {},
-    "DPFederatedGradientBoostingRegressor": {"check_regressors_train": _FEDERATED_TRAIN},
+    "DPFederatedGradientBoostingRegressor": {},
     "DPFederatedGradientBoostingClassifier": {},
 }
 
@@ -169,10 +160,7 @@ def test_checks_exercise_the_non_private_path():
     _build(DPPartitionForestRegressor, n_estimators=2),
     _build(DPExtraTreesRegressor, min_samples_split=2, min_samples_leaf=0).set_params(
         epsilon=1e4),
-    _build(DPFederatedGradientBoostingRegressor, sampling_probability=1.0,
-           noise_multiplier=0.5),
-], ids=["partition-forest-2-parts", "extra-trees-eps-1e4-small-data-stopping-rules",
-        "federated-every-row-every-round"])
+], ids=["partition-forest-2-parts", "extra-trees-eps-1e4-small-data-stopping-rules"])
 def test_check_regressors_train_passes_with_parameters_fit_for_the_data(estimator):
     for kwargs in ({}, {"readonly_memmap": True}, {"readonly_memmap": True, "X_dtype": "float32"}):
         check_regressors_train(type(estimator).__name__, estimator, **kwargs)

@@ -73,9 +73,13 @@ from dptrees.boosting._trees import (
     draw_random_structure,
     full_tree,
 )
-from dptrees.federated._protocol import AdaptiveClip, DPAggregator, FixedClip
+from dptrees.federated._protocol import (
+    AdaptiveClip,
+    DPAggregator,
+    FixedClip,
+    noise_multiplier_for,
+)
 from dptrees.validation import (
-    warn_user,
     check_classes,
     check_delta,
     check_epsilon,
@@ -87,6 +91,7 @@ from dptrees.validation import (
     check_y_bounds,
     clip,
     warn_privacy_leak,
+    warn_user,
 )
 
 __all__ = ["DPFederatedGradientBoostingClassifier", "DPFederatedGradientBoostingRegressor"]
@@ -210,7 +215,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
         if self.expected_clients is not None:
             check_positive_number(self.expected_clients, "expected_clients")
-        check_positive_number(self.noise_multiplier, "noise_multiplier")
+        if not (isinstance(self.noise_multiplier, str) and self.noise_multiplier == "auto"):
+            check_positive_number(self.noise_multiplier, "noise_multiplier")
         check_positive_int(self.verbose, "verbose", minimum=0)
         if isinstance(self.clip_norm, str):
             if self.clip_norm != "adaptive":
@@ -219,6 +225,15 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         elif not isinstance(self.clip_norm, AdaptiveClip):
             check_positive_number(self.clip_norm, "clip_norm")
         return epsilon, delta
+
+    def _noise_multiplier(self, epsilon, delta, q):
+        """``noise_multiplier``, or for ``"auto"`` the least that lets the initial-score
+        round and all ``n_estimators`` tree rounds run (:func:`noise_multiplier_for`:
+        public inputs only)."""
+        if isinstance(self.noise_multiplier, str):
+            return noise_multiplier_for(epsilon, delta, q, self.n_estimators + 1,
+                                        accounting=self.accounting)
+        return float(self.noise_multiplier)
 
     def _make_clip(self):
         if isinstance(self.clip_norm, AdaptiveClip):
@@ -252,7 +267,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         rng = check_random_state(self.random_state)
         rng_structure, rng_aggregator = rng.spawn(2)
         try:
-            aggregator = DPAggregator(n_clients, q, float(self.noise_multiplier),
+            z = self._noise_multiplier(epsilon, delta, q)
+            aggregator = DPAggregator(n_clients, q, z,
                                       self._make_clip(), epsilon, delta,
                                       accounting=self.accounting,
                                       accountant=self._resolve_accountant(),
@@ -262,7 +278,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         if not aggregator.can_run_round():
             raise ValueError(
                 f"epsilon={epsilon!r}, delta={delta!r} do not allow even the initial-score "
-                f"round with noise_multiplier={self.noise_multiplier!r} and sampling "
+                f"round with noise_multiplier={z:g} and sampling "
                 f"probability {q:g}: raise noise_multiplier or lower the sampling probability"
             )
 
@@ -325,7 +341,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 f"{type(self).__name__} stopped after {len(model.trees)} of "
                 f"{self.n_estimators} boosting rounds: one more round would push delta past "
                 f"{delta:g} at epsilon={epsilon:g} (noise_multiplier="
-                f"{self.noise_multiplier!r}, sampling probability {q:g}). Lower "
+                f"{z:g}, sampling probability {q:g}). Lower "
                 "n_estimators, or raise noise_multiplier or epsilon, to run them all.",
                 EarlyStopWarning)
         self.estimators_ = model.trees
@@ -338,6 +354,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self.privacy_leaks_ = list(leaks)
         self.n_clients_ = n_clients
         self.sampling_probability_ = q
+        self.noise_multiplier_ = z
         self.n_rounds_ = aggregator.rounds
         self.epsilon_spent_, self.delta_spent_ = (float(v) for v in aggregator.spent())
         self.rdp_accountant_ = aggregator.rdp_accountant
@@ -399,9 +416,13 @@ _PARAMS_DOC = """
         ``expected_clients / n_clients``.
     expected_clients : float or None, default=None
         Alternative to ``sampling_probability``: ``q = expected_clients / K``.
-    noise_multiplier : float, default=4.0
+    noise_multiplier : float or "auto", default="auto"
         ``z``: noise standard deviation over the sensitivity of a round. Rounds and
         noise trade off at a fixed budget through about ``q / z`` (for ``z`` of a few).
+        "auto": the least ``z`` with which the initial-score round and all
+        ``n_estimators`` rounds fit ``(epsilon, delta)`` at the sampling probability
+        (:func:`~dptrees.federated._protocol.noise_multiplier_for`, public inputs only);
+        the fitted ``noise_multiplier_`` gives it.
     clip_norm : float, "adaptive" or AdaptiveClip, default=1.0
         ``S``, the public bound on the L2 norm of a client's vector of per-leaf sums.
         "adaptive" tracks the median norm privately (Andrew et al. 2021, starting at 1).
@@ -470,6 +491,8 @@ _ATTRS_DOC = """
         bound, delta after it.
     n_clients_ : int
     sampling_probability_ : float
+    noise_multiplier_ : float
+        The noise multiplier ``z`` of every round (chosen by "auto", or as given).
     clip_norm_ : float
         The clipping bound after the last round (moves with "adaptive").
     privacy_leaks_ : list of str
@@ -521,7 +544,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
     )
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
-                 sampling_probability=None, expected_clients=None, noise_multiplier=4.0,
+                 sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=1.0, leaf_clip=None, bounds=None, classes=None,
                  n_clients=None, accounting="rdp", accountant=None,
@@ -582,7 +605,7 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
     )
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
-                 sampling_probability=None, expected_clients=None, noise_multiplier=4.0,
+                 sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=0.3, leaf_clip=None, bounds=None, y_bounds=None,
                  n_clients=None, accounting="rdp", accountant=None,

@@ -49,6 +49,7 @@ bounds built from those same integer moments, proved next to that method. The wh
 before the first release (:meth:`DPAggregator.aggregate`).
 """
 
+import functools
 import math
 import numbers
 from typing import NamedTuple
@@ -67,7 +68,7 @@ from dptrees.validation import (
 )
 
 __all__ = ["AdaptiveClip", "ClientContribution", "DPAggregator", "FixedClip", "clip_update",
-           "INTEGER_ORDERS"]
+           "INTEGER_ORDERS", "noise_multiplier_for"]
 
 #: Fixed-point grid of client updates: coordinates are multiples of 2**-FRAC_BITS.
 FRAC_BITS = 24
@@ -219,6 +220,75 @@ class AdaptiveClip:
             -self.learning_rate * (fraction - self.target_quantile)))
 
 
+def _delta_after_rounds(accounting, epsilon, sampling_probability, noise_multiplier, rounds):
+    """Delta at ``epsilon`` after ``rounds`` Poisson-subsampled discrete Gaussian rounds of
+    multiplier ``noise_multiplier``, composed by Renyi DP or the PLD (``accounting``)."""
+    if accounting == "pld":
+        return PLDAccountant().delta_after(epsilon, noise_multiplier=noise_multiplier,
+                                           sampling_probability=sampling_probability,
+                                           count=rounds)
+    return RDPAccountant(INTEGER_ORDERS).delta_after(
+        epsilon, noise_multiplier=noise_multiplier, sampling_probability=sampling_probability,
+        count=rounds, discrete=True)
+
+
+#: Search range of :func:`noise_multiplier_for`: below 0.3 no budget of practical size
+#: affords a round of subsampled Gaussian noise; above 1e6 the noise drowns any sum.
+_Z_RANGE = (0.3, 1e6)
+
+
+@functools.lru_cache(maxsize=256)  # a pure function of public numbers, slow-ish to evaluate
+def noise_multiplier_for(epsilon, max_delta, sampling_probability, rounds, *,
+                         accounting="rdp", rel_tol=0.01):
+    """The smallest noise multiplier ``z`` (within ``rel_tol``, by bisection) with which
+    ``rounds`` rounds stay within ``(epsilon, max_delta)``.
+
+    A function of public quantities only, so choosing ``z`` this way costs no privacy:
+    the default of the federated estimators (``noise_multiplier="auto"``), which gives
+    every round the least noise that lets all of them run.
+
+    Parameters
+    ----------
+    epsilon, max_delta : float
+        The guarantee the rounds must keep.
+    sampling_probability : float
+        ``q``, each client's chance to take part in a round.
+    rounds : int
+        Rounds to fit (the initial-score round included).
+    accounting : {"rdp", "pld"}, default="rdp"
+        How the rounds compose (as in :class:`DPAggregator`).
+    rel_tol : float, default=0.01
+        Relative precision of ``z``: the result fits, and ``z / (1 + rel_tol)`` may not.
+
+    Returns
+    -------
+    float
+        ``z``, at least 0.3 (the search starts at 1 and halves the interval from 0.3).
+
+    Raises
+    ------
+    ValueError
+        If even ``z = 1e6`` does not fit the rounds in the budget.
+    """
+    def fits(z):
+        return _delta_after_rounds(accounting, epsilon, sampling_probability, z,
+                                   rounds) <= max_delta
+
+    low, high = _Z_RANGE[0], 1.0
+    while not fits(high):
+        low, high = high, 2.0 * high
+        if high > _Z_RANGE[1]:
+            hint = (", or use accounting='pld': Renyi DP at integer orders cannot certify "
+                    "very small epsilons at small delta" if accounting == "rdp" else "")
+            raise ValueError(f"{rounds} rounds do not fit epsilon={epsilon!r}, "
+                             f"delta={max_delta!r} at any noise multiplier up to "
+                             f"{_Z_RANGE[1]:g}: give fewer rounds or more budget{hint}")
+    while high / low > 1.0 + rel_tol:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return high
+
+
 class DPAggregator:
     """The server side of client-level DP federated averaging.
 
@@ -338,15 +408,10 @@ class DPAggregator:
         bisection.
         """
         if self._rounds_allowed is None:
-            fresh = (PLDAccountant() if self.pld_accountant is not None
-                     else RDPAccountant(INTEGER_ORDERS))
-            kwargs = dict(noise_multiplier=self.noise_multiplier,
-                          sampling_probability=self.sampling_probability)
-            if self.pld_accountant is None:
-                kwargs["discrete"] = True
-
             def fits(n):
-                return fresh.delta_after(self.epsilon, count=n, **kwargs) <= self.max_delta
+                return _delta_after_rounds(self.accounting, self.epsilon,
+                                           self.sampling_probability, self.noise_multiplier,
+                                           n) <= self.max_delta
 
             low, high = 0, 1
             while high <= cap and fits(high):
