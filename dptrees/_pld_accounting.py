@@ -46,6 +46,7 @@ release, and is added to the reported epsilon and delta all the same.
 
 import math
 from collections import Counter
+from typing import Self
 
 from dptrees.accounting import _as_real, _check_count, _check_delta, _check_epsilon, \
     _check_positive_finite, _dp_accounting
@@ -87,7 +88,7 @@ class PLDAccountant:
     :func:`dptrees.mechanisms.gaussian_mechanism` do.
     """
 
-    def __init__(self, value_discretization_interval=1e-4):
+    def __init__(self, value_discretization_interval: float = 1e-4) -> None:
         self.value_discretization_interval = _check_positive_finite(
             value_discretization_interval, "value_discretization_interval")
         self._subsampled = Counter()  # (q, z) -> releases
@@ -108,12 +109,12 @@ class PLDAccountant:
         self.__dict__.update(state)
 
     @property
-    def steps(self):
+    def steps(self) -> int:
         """int: Number of releases composed."""
         return self._releases
 
-    def compose_subsampled_discrete_gaussian(self, sampling_probability, noise_multiplier,
-                                            count=1):
+    def compose_subsampled_discrete_gaussian(self, sampling_probability: float,
+                                            noise_multiplier: float, count: int = 1) -> Self:
         """Record ``count`` Poisson-subsampled discrete Gaussian releases.
 
         Parameters
@@ -138,7 +139,7 @@ class PLDAccountant:
         self._releases += count
         return self
 
-    def compose_discrete_gaussian(self, noise_multiplier, count=1):
+    def compose_discrete_gaussian(self, noise_multiplier: float, count: int = 1) -> Self:
         """Record ``count`` discrete Gaussian releases on the full data (no subsampling).
 
         Continuous Gaussians compose exactly into one of ``mu = sqrt(sum z_i^-2)``
@@ -196,26 +197,27 @@ class PLDAccountant:
             return 1.0
         return min(1.0, math.exp(slack) * float(acc.get_delta(epsilon - 2.0 * slack)))
 
-    def get_epsilon(self, delta):
+    def get_epsilon(self, delta: float) -> float:
         """Smallest epsilon the composition is ``(epsilon, delta)``-DP for (upper bound)."""
         if not self._releases:
             return 0.0
         return self._epsilon_of(*self._pld(), delta)
 
-    def get_delta(self, epsilon):
+    def get_delta(self, epsilon: float) -> float:
         """Delta at ``epsilon`` of everything composed (upper bound)."""
         if not self._releases:
             return 0.0
         return self._delta_of(*self._pld(), epsilon)
 
-    def delta_after(self, epsilon, *, noise_multiplier, sampling_probability=1.0, count=1):
+    def delta_after(self, epsilon: float, *, noise_multiplier: float,
+                    sampling_probability: float = 1.0, count: int = 1) -> float:
         """Delta at ``epsilon`` if ``count`` more such releases were composed (nothing is
         recorded)."""
         q, z = self._check(sampling_probability, noise_multiplier)
         return self._delta_of(*self._pld(((q, z), _check_count(count))), epsilon)
 
-    def would_exceed(self, epsilon, max_delta, *, noise_multiplier, sampling_probability=1.0,
-                     count=1):
+    def would_exceed(self, epsilon: float, max_delta: float, *, noise_multiplier: float,
+                     sampling_probability: float = 1.0, count: int = 1) -> bool:
         """Whether ``count`` more releases would push delta at ``epsilon`` past ``max_delta``."""
         max_delta = _check_delta(max_delta, "max_delta")
         return self.delta_after(epsilon, noise_multiplier=noise_multiplier,
@@ -231,7 +233,7 @@ class PLDAccountant:
 PLD_MAX_EPSILON = 50.0
 
 
-def check_pld_coupling(sensitivity, noise_multiplier, n_values):
+def check_pld_coupling(sensitivity: float, noise_multiplier: float, n_values: int) -> None:
     """Raise ``ValueError`` unless the discrete Gaussian that
     :func:`dptrees.mechanisms.gaussian_mechanism` adds for these parameters has a standard
     deviation of at least :data:`PLD_MIN_SIGMA` grid units (what the coupling needs).
@@ -242,7 +244,7 @@ def check_pld_coupling(sensitivity, noise_multiplier, n_values):
                          "coupling: use accounting='rdp'")
 
 
-def pld_gaussian_budget(epsilon, delta):
+def pld_gaussian_budget(epsilon: float, delta: float) -> float:
     """The largest zCDP ``rho`` whose Gaussian releases the PLD accounting certifies at
     ``(epsilon, delta)``: the PLD counterpart of :func:`dptrees.accounting.zcdp_budget`.
 

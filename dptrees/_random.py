@@ -6,13 +6,20 @@ who knows it, so seeds are for tests and research, never for a release.
 """
 
 import numbers
+from typing import TypeAlias
 
 import numpy as np
 
 __all__ = ["check_random_state", "spawn_generators"]
 
+#: What a ``random_state`` parameter accepts (see :func:`check_random_state`); unlike
+#: scikit-learn's, ``numpy.random.RandomState`` is not among them.
+RandomStateLike: TypeAlias = (
+    int | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
+)
 
-def check_random_state(random_state):
+
+def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` for ``random_state``.
 
     Parameters
@@ -43,7 +50,7 @@ def check_random_state(random_state):
     )
 
 
-def spawn_generators(random_state, n):
+def spawn_generators(random_state: RandomStateLike, n: int) -> list[np.random.Generator]:
     """``n`` independent generators derived from ``random_state``.
 
     Each unit of parallel work (a tree, a partition, a client) gets its own stream, so

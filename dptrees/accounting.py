@@ -61,9 +61,11 @@ import numbers
 import operator
 import os
 import threading
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dptrees.exceptions import BudgetExceededError, DetachedAccountantError
 
@@ -256,7 +258,7 @@ class BudgetAccountant:
     _default_stack: list[BudgetAccountant] = []
     _process_default: BudgetAccountant | None = None
 
-    def __init__(self, epsilon=float("inf"), delta=1.0):
+    def __init__(self, epsilon: float = float("inf"), delta: float = 1.0) -> None:
         epsilon = _check_epsilon(epsilon, "epsilon", allow_inf=True)
         delta = _check_delta(delta, "delta")
         if epsilon == 0 and delta == 0:
@@ -272,17 +274,17 @@ class BudgetAccountant:
     # -- totals and state ---------------------------------------------------------------
 
     @property
-    def epsilon(self):
+    def epsilon(self) -> float:
         """float: Total epsilon of the budget (``inf`` if unlimited)."""
         return self._epsilon
 
     @property
-    def delta(self):
+    def delta(self) -> float:
         """float: Total delta of the budget."""
         return self._delta
 
     @property
-    def spent(self):
+    def spent(self) -> tuple[float, float]:
         """tuple of float: ``(epsilon, delta)`` spent so far, i.e. the sequential composition
         of all recorded spends; everything released so far is ``spent``-DP for add/remove-one
         neighbours."""
@@ -290,13 +292,13 @@ class BudgetAccountant:
             return (self._spent_epsilon, self._spent_delta)
 
     @property
-    def ledger(self):
+    def ledger(self) -> list[SpendRecord]:
         """list of SpendRecord: A copy of the recorded spends, oldest first."""
         with self._lock:
             return list(self._ledger)
 
     @property
-    def detached(self):
+    def detached(self) -> bool:
         """bool: Whether this is a copy that cannot spend: one made by pickling, or one
         inherited by a forked process. Its totals, :attr:`spent` and :attr:`ledger` are
         those of the original when it was copied."""
@@ -346,7 +348,7 @@ class BudgetAccountant:
             self._spent_delta, delta, self._delta
         )
 
-    def check(self, epsilon, delta=0.0):
+    def check(self, epsilon: float, delta: float = 0.0) -> bool:
         """Tell whether a release costing ``(epsilon, delta)`` would fit in the budget.
 
         Nothing is spent. Under threads the answer may be stale by the time it is acted on:
@@ -373,7 +375,8 @@ class BudgetAccountant:
         with self._lock:
             return self._fits(epsilon, delta)
 
-    def spend(self, epsilon, delta=0.0, *, label=None):
+    def spend(self, epsilon: float, delta: float = 0.0, *,
+              label: str | None = None) -> SpendRecord:
         """Record the cost of an ``(epsilon, delta)``-DP release, or refuse it.
 
         Call this *before* releasing (or using) the noisy result, so that a refused spend
@@ -432,7 +435,7 @@ class BudgetAccountant:
             max(0.0, self._delta - self._spent_delta),
         )
 
-    def remaining(self):
+    def remaining(self) -> tuple[float, float]:
         """Budget left to spend.
 
         Returns
@@ -447,7 +450,7 @@ class BudgetAccountant:
     # -- process-wide default -----------------------------------------------------------
 
     @classmethod
-    def default(cls):
+    def default(cls) -> BudgetAccountant:
         """The accountant estimators use when given ``accountant=None``.
 
         Returns
@@ -506,7 +509,7 @@ class BudgetAccountant:
         self._lock = threading.Lock()
         self._owner = None
 
-    def independent_copy(self):
+    def independent_copy(self) -> BudgetAccountant:
         """A new accountant of this process, starting with this one's totals and spends.
 
         Unlike ``copy.copy``, which returns this very accountant, this makes a *second,
@@ -600,7 +603,7 @@ class AccountantMixin:
         return state
 
 
-def check_accountant(accountant):
+def check_accountant(accountant: BudgetAccountant | None) -> BudgetAccountant:
     """Resolve an estimator's ``accountant`` argument.
 
     Parameters
@@ -645,7 +648,7 @@ def check_accountant(accountant):
 # --------------------------------------------------------------------------------------
 
 
-def sequential_composition(budgets):
+def sequential_composition(budgets: Iterable[tuple[float, float]]) -> tuple[float, float]:
     """Total cost of running several DP mechanisms on the same data.
 
     If each mechanism ``M_i`` is ``(epsilon_i, delta_i)``-DP for add/remove-one
@@ -681,7 +684,7 @@ def sequential_composition(budgets):
     return (epsilon, delta)
 
 
-def parallel_composition(budgets):
+def parallel_composition(budgets: Iterable[tuple[float, float]]) -> tuple[float, float]:
     """Cost of running DP mechanisms on disjoint parts of the data.
 
     Split the records into disjoint parts and run an ``(epsilon_i, delta_i)``-DP mechanism
@@ -971,7 +974,7 @@ class RDPAccountant:
     (11, True)
     """
 
-    def __init__(self, orders=None):
+    def __init__(self, orders: ArrayLike | None = None) -> None:
         dpa = _dp_accounting()
         if orders is None:
             orders = dpa.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
@@ -988,17 +991,17 @@ class RDPAccountant:
     # -- state --------------------------------------------------------------------------
 
     @property
-    def steps(self):
+    def steps(self) -> int:
         """int: Number of mechanisms composed so far (the sum of all ``count``)."""
         return self._steps
 
     @property
-    def orders(self):
+    def orders(self) -> np.ndarray:
         """numpy.ndarray: The Renyi orders tracked (a copy)."""
         return np.array(self._orders)
 
     @property
-    def rdp(self):
+    def rdp(self) -> np.ndarray:
         """numpy.ndarray: Renyi-DP of the composition at each order (a copy): everything
         composed so far is ``(orders[i], rdp[i])``-RDP for add/remove-one neighbours."""
         return self._rdp.copy()
@@ -1006,7 +1009,7 @@ class RDPAccountant:
     def __repr__(self):
         return f"RDPAccountant(n_orders={len(self._orders)}, steps={self._steps})"
 
-    def copy(self):
+    def copy(self) -> Self:
         """Return an independent copy, e.g. to try compositions without committing them.
 
         Returns
@@ -1067,7 +1070,7 @@ class RDPAccountant:
             event = dpa.PoissonSampledDpEvent(sampling_probability, event)
         return event
 
-    def compose_gaussian(self, noise_multiplier, count=1):
+    def compose_gaussian(self, noise_multiplier: float, count: int = 1) -> Self:
         """Record ``count`` releases of the Gaussian mechanism on the full data.
 
         Parameters
@@ -1085,7 +1088,8 @@ class RDPAccountant:
         """
         return self._compose(self._gaussian_event(noise_multiplier, 1.0), count)
 
-    def compose_subsampled_gaussian(self, sampling_probability, noise_multiplier, count=1):
+    def compose_subsampled_gaussian(self, sampling_probability: float, noise_multiplier: float,
+                                    count: int = 1) -> Self:
         """Record ``count`` Gaussian releases, each on a Poisson subsample.
 
         Each release includes every record (or client) independently with probability
@@ -1110,8 +1114,8 @@ class RDPAccountant:
         event = self._gaussian_event(noise_multiplier, sampling_probability)
         return self._compose(event, count)
 
-    def compose_subsampled_discrete_gaussian(self, sampling_probability, noise_multiplier,
-                                            count=1):
+    def compose_subsampled_discrete_gaussian(self, sampling_probability: float,
+                                            noise_multiplier: float, count: int = 1) -> Self:
         """Record ``count`` Poisson-subsampled releases with *discrete* Gaussian noise.
 
         For integer-valued sums (fixed-point sums of clipped contributions) plus exact
@@ -1159,7 +1163,7 @@ class RDPAccountant:
         return _subsampled_discrete_gaussian_rdp(sampling_probability, noise_multiplier,
                                                  self._orders)
 
-    def compose_laplace(self, epsilon, count=1):
+    def compose_laplace(self, epsilon: float, count: int = 1) -> Self:
         """Record ``count`` releases that are each ``epsilon``-DP, e.g. Laplace noise.
 
         Meant for dptrees' (discrete, possibly vector-valued) Laplace releases, but valid
@@ -1184,7 +1188,7 @@ class RDPAccountant:
         epsilon = _check_positive_finite(epsilon, "epsilon")
         return self._compose_array(_pure_dp_rdp(epsilon, self._orders), count)
 
-    def compose_zcdp(self, rho, count=1):
+    def compose_zcdp(self, rho: float, count: int = 1) -> Self:
         """Record ``count`` releases that are each ``rho``-zero-concentrated DP.
 
         ``rho``-zCDP means ``(alpha, rho * alpha)``-RDP at every order ``alpha``, e.g. the
@@ -1220,7 +1224,7 @@ class RDPAccountant:
         delta, _ = rdp_module.compute_delta(self._orders, rdp, epsilon)
         return float(delta)
 
-    def get_epsilon(self, delta):
+    def get_epsilon(self, delta: float) -> float:
         """Smallest epsilon such that everything composed so far is ``(epsilon, delta)``-DP.
 
         Parameters
@@ -1236,7 +1240,7 @@ class RDPAccountant:
         """
         return self._epsilon(self._rdp, delta)
 
-    def get_delta(self, epsilon):
+    def get_delta(self, epsilon: float) -> float:
         """Smallest delta such that everything composed so far is ``(epsilon, delta)``-DP.
 
         Parameters
@@ -1253,8 +1257,9 @@ class RDPAccountant:
 
     # -- looking ahead ------------------------------------------------------------------
 
-    def delta_after(self, epsilon, *, noise_multiplier, sampling_probability=1.0, count=1,
-                    discrete=False):
+    def delta_after(self, epsilon: float, *, noise_multiplier: float,
+                    sampling_probability: float = 1.0, count: int = 1,
+                    discrete: bool = False) -> float:
         """Delta at ``epsilon`` if ``count`` more Gaussian releases were composed.
 
         Nothing is recorded. The releases are those of :meth:`compose_subsampled_gaussian`
@@ -1289,9 +1294,9 @@ class RDPAccountant:
         return self._delta(rdp, epsilon)
 
     def would_exceed(
-        self, epsilon, max_delta, *, noise_multiplier, sampling_probability=1.0, count=1,
-        discrete=False,
-    ):
+        self, epsilon: float, max_delta: float, *, noise_multiplier: float,
+        sampling_probability: float = 1.0, count: int = 1, discrete: bool = False,
+    ) -> bool:
         """Tell whether ``count`` more Gaussian releases would push delta past a bound.
 
         Call it before each round, and stop if it returns True: the composition so far
@@ -1373,7 +1378,7 @@ def _pure_dp_rdp(epsilon, orders):
     return rdp
 
 
-def zcdp_budget(epsilon, delta, orders=None):
+def zcdp_budget(epsilon: float, delta: float, orders: ArrayLike | None = None) -> float:
     """The largest ``rho`` whose ``rho``-zCDP converts to at most ``(epsilon, delta)``-DP.
 
     The conversion is :class:`RDPAccountant`'s (``rho``-zCDP is ``(alpha, alpha rho)``-RDP
@@ -1424,7 +1429,7 @@ def zcdp_budget(epsilon, delta, orders=None):
     return low
 
 
-def gaussian_rho(l2_sensitivity, sigma):
+def gaussian_rho(l2_sensitivity: float, sigma: float) -> float:
     """Zero-concentrated DP of adding Gaussian noise.
 
     Adding noise of standard deviation ``sigma`` to a value whose L2 norm changes by at
@@ -1462,7 +1467,7 @@ def _ckks_epsilon(log_alpha_minus_one, rho, log_delta):
     return (1.0 + a) * rho + log_alpha_minus_one - log_alpha - (log_delta + log_alpha) / a
 
 
-def zcdp_to_approx_dp(rho, delta):
+def zcdp_to_approx_dp(rho: float, delta: float) -> float:
     """Convert ``rho``-zCDP to ``(epsilon, delta)``-DP.
 
     ``rho``-zCDP means ``(alpha, alpha * rho)``-RDP for every order ``alpha > 1``. By

@@ -75,11 +75,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, Self, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from dptrees._random import spawn_generators
+from dptrees._random import RandomStateLike, spawn_generators
 
 __all__ = [
     "AuditResult",
@@ -89,13 +92,18 @@ __all__ = [
     "epsilon_bound_from_counts",
 ]
 
+#: A user-supplied event: a batch of raw outputs -> a boolean array, one entry per output.
+EventPredicate: TypeAlias = Callable[[np.ndarray], ArrayLike]
+
 
 # --------------------------------------------------------------------------------------
 # Statistics
 # --------------------------------------------------------------------------------------
 
 
-def clopper_pearson(k, n, alpha=0.05):
+def clopper_pearson(
+    k: ArrayLike, n: ArrayLike, alpha: float = 0.05,
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Clopper-Pearson ("exact") two-sided confidence interval for a binomial proportion.
 
     Parameters
@@ -163,7 +171,8 @@ def _directional_bounds(k0, n0, k1, n1, alpha, delta):
     return eps01, eps10, (lo0, hi0), (lo1, hi1)
 
 
-def epsilon_bound_from_counts(k0, n0, k1, n1, *, alpha=0.05, delta=0.0):
+def epsilon_bound_from_counts(k0: int, n0: int, k1: int, n1: int, *, alpha: float = 0.05,
+                              delta: float = 0.0) -> float:
     """Empirical lower bound on epsilon from counts of one event under ``D0`` and ``D1``.
 
     The event must have been chosen without looking at these counts (for example on a
@@ -258,11 +267,11 @@ class AuditResult:
     n_events: int = field(default=0)
 
     @property
-    def confidence(self):
+    def confidence(self) -> float:
         """``1 - alpha``: the probability with which the lower bound holds."""
         return 1.0 - self.alpha
 
-    def check(self, claimed_epsilon):
+    def check(self, claimed_epsilon: float) -> bool:
         """Whether the audit is consistent with the claim.
 
         Parameters
@@ -279,7 +288,7 @@ class AuditResult:
         claimed_epsilon = _check_claimed(claimed_epsilon)
         return self.epsilon_lower_bound <= claimed_epsilon
 
-    def assert_within(self, claimed_epsilon):
+    def assert_within(self, claimed_epsilon: float) -> Self:
         """Raise ``AssertionError`` if the audit refutes ``claimed_epsilon``.
 
         Parameters
@@ -307,7 +316,7 @@ class AuditResult:
             )
         return self
 
-    def summary(self):
+    def summary(self) -> str:
         """Multi-line human-readable description of the audit."""
         (lo0, hi0), (lo1, hi1) = self.intervals
         k0, k1 = self.counts
@@ -500,23 +509,23 @@ def _compute_stat(outputs, statistic, required):
 
 
 def audit_pair(
-    sampler0,
-    sampler1,
+    sampler0: Callable[..., Any],
+    sampler1: Callable[..., Any],
     *,
-    n_calibration=20_000,
-    n_test=100_000,
-    statistic=None,
-    events=None,
-    auto_events=True,
-    delta=0.0,
-    alpha=0.05,
-    min_count=20,
-    n_thresholds=256,
-    max_categories=32,
-    random_state=None,
-    batch=True,
-    chunk_size=None,
-):
+    n_calibration: int = 20_000,
+    n_test: int = 100_000,
+    statistic: Callable[[np.ndarray], ArrayLike] | None = None,
+    events: EventPredicate | dict[str, EventPredicate] | Iterable[EventPredicate] | None = None,
+    auto_events: bool = True,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    min_count: int = 20,
+    n_thresholds: int = 256,
+    max_categories: int = 32,
+    random_state: RandomStateLike = None,
+    batch: bool = True,
+    chunk_size: int | None = None,
+) -> AuditResult:
     """Empirical lower bound on epsilon from two output distributions.
 
     Like :func:`audit_epsilon`, but the neighbouring inputs are built into the samplers:
@@ -649,24 +658,24 @@ def audit_pair(
 
 
 def audit_epsilon(
-    mechanism,
-    d0,
-    d1,
+    mechanism: Callable[..., Any],
+    d0: object,
+    d1: object,
     *,
-    n_calibration=20_000,
-    n_test=100_000,
-    statistic=None,
-    events=None,
-    auto_events=True,
-    delta=0.0,
-    alpha=0.05,
-    min_count=20,
-    n_thresholds=256,
-    max_categories=32,
-    random_state=None,
-    batch=True,
-    chunk_size=None,
-):
+    n_calibration: int = 20_000,
+    n_test: int = 100_000,
+    statistic: Callable[[np.ndarray], ArrayLike] | None = None,
+    events: EventPredicate | dict[str, EventPredicate] | Iterable[EventPredicate] | None = None,
+    auto_events: bool = True,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    min_count: int = 20,
+    n_thresholds: int = 256,
+    max_categories: int = 32,
+    random_state: RandomStateLike = None,
+    batch: bool = True,
+    chunk_size: int | None = None,
+) -> AuditResult:
     """Empirical lower bound on the epsilon of ``mechanism`` from neighbouring inputs.
 
     Runs the mechanism ``n_calibration`` times on each of ``d0`` and ``d1`` to choose a

@@ -29,12 +29,14 @@ tests and research.
 
 import math
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dptrees._core import _fixedpoint, _mechanisms, _rng
-from dptrees._random import check_random_state
+from dptrees._random import RandomStateLike, check_random_state
 from dptrees.exceptions import DiscretisationError
 
 __all__ = [
@@ -142,7 +144,8 @@ def _discrete_laplace_noise(ratio, n, rng):
 # --------------------------------------------------------------------------------------
 # Samplers
 
-def bernoulli_exp(gamma, size=None, random_state=None):
+def bernoulli_exp(gamma: float, size: int | Sequence[int] | None = None,
+                  random_state: RandomStateLike = None) -> bool | np.ndarray:
     """Exact Bernoulli(exp(-gamma)) draws (Canonne, Kamath & Steinke 2020, algorithm 1).
 
     Parameters
@@ -170,7 +173,8 @@ def bernoulli_exp(gamma, size=None, random_state=None):
     return _shape_output(out.astype(bool), size)
 
 
-def discrete_laplace(scale, size=None, random_state=None):
+def discrete_laplace(scale: float, size: int | Sequence[int] | None = None,
+                     random_state: RandomStateLike = None) -> int | np.ndarray:
     """Exact discrete Laplace draws: ``P[X = x]`` proportional to ``exp(-|x| / scale)``.
 
     Integer arithmetic only (Canonne, Kamath & Steinke 2020, algorithm 2); the float
@@ -195,7 +199,8 @@ def discrete_laplace(scale, size=None, random_state=None):
     return _shape_output(out, size)
 
 
-def discrete_gaussian(sigma2, size=None, random_state=None):
+def discrete_gaussian(sigma2: float, size: int | Sequence[int] | None = None,
+                      random_state: RandomStateLike = None) -> int | np.ndarray:
     """Exact discrete Gaussian draws: ``P[X = x]`` proportional to ``exp(-x**2 / (2 sigma2))``.
 
     Integer arithmetic only (Canonne, Kamath & Steinke 2020, algorithm 3). Adding it to
@@ -237,7 +242,7 @@ def _as_float_array(values):
     return arr
 
 
-def laplace_grid(sensitivity, n_values=1):
+def laplace_grid(sensitivity: float, n_values: int = 1) -> tuple[float, float]:
     """The grid step of :func:`laplace_mechanism` and the sensitivity in grid units.
 
     The step is the power of two just below ``sensitivity / (n_values * 2**10)``. Rounding
@@ -264,7 +269,8 @@ def laplace_grid(sensitivity, n_values=1):
     return grid, sensitivity / grid + n_values  # exact: grid is a power of two
 
 
-def laplace_mechanism(values, *, sensitivity, epsilon, random_state=None):
+def laplace_mechanism(values: ArrayLike, *, sensitivity: float, epsilon: float,
+                      random_state: RandomStateLike = None) -> float | np.ndarray:
     """Release ``values`` with Laplace noise on a power-of-two grid; ``epsilon``-DP.
 
     Privacy: ``epsilon``-DP for add/remove-one neighbours when ``sensitivity`` bounds the
@@ -303,7 +309,8 @@ def laplace_mechanism(values, *, sensitivity, epsilon, random_state=None):
     return out.reshape(arr.shape) if arr.ndim else float(out[0])
 
 
-def gaussian_grid(sensitivity, noise_multiplier, n_values=1):
+def gaussian_grid(sensitivity: float, noise_multiplier: float,
+                  n_values: int = 1) -> tuple[float, int]:
     """The grid step and integer variance (in grid units) used by :func:`gaussian_mechanism`.
 
     Rounding to the grid moves neighbouring inputs apart by at most ``sqrt(n_values)``
@@ -344,7 +351,8 @@ def gaussian_grid(sensitivity, noise_multiplier, n_values=1):
     return grid, int(math.ceil(sigma_units * sigma_units * _ROUND_UP))
 
 
-def gaussian_mechanism(values, *, sensitivity, noise_multiplier, random_state=None):
+def gaussian_mechanism(values: ArrayLike, *, sensitivity: float, noise_multiplier: float,
+                       random_state: RandomStateLike = None) -> float | np.ndarray:
     """Release ``values`` with Gaussian noise on a power-of-two grid.
 
     Privacy: ``rho = 1 / (2 noise_multiplier**2)``-zero-concentrated DP (so
@@ -384,7 +392,8 @@ def gaussian_mechanism(values, *, sensitivity, noise_multiplier, random_state=No
 # --------------------------------------------------------------------------------------
 # Counts and sums
 
-def noisy_count(count, *, epsilon, random_state=None):
+def noisy_count(count: ArrayLike, *, epsilon: float,
+                random_state: RandomStateLike = None) -> int | np.ndarray:
     """A count (or array of disjoint counts) plus exact discrete Laplace noise; ``epsilon``-DP.
 
     Sensitivity: adding or removing one record changes one count by 1, so the L1
@@ -418,7 +427,8 @@ def noisy_count(count, *, epsilon, random_state=None):
     return released.reshape(arr.shape) if arr.ndim else int(released[0])
 
 
-def fixed_point_scale(bounds, n_max, frac_bits=None):
+def fixed_point_scale(bounds: tuple[float, float], n_max: int,
+                      frac_bits: int | None = None) -> float:
     """The fixed-point scale ``2**frac_bits`` for sums of up to ``n_max`` values in ``bounds``.
 
     Chooses the most fractional bits (at most 40) that keep ``n_max * max|bound| * scale``
@@ -448,7 +458,8 @@ def fixed_point_scale(bounds, n_max, frac_bits=None):
     return 2.0**frac_bits
 
 
-def fixed_point_sum(values, *, bounds, scale=None):
+def fixed_point_sum(values: ArrayLike, *, bounds: tuple[float, float],
+                    scale: float | None = None) -> tuple[int, float]:
     """Exact int64 sum of ``values`` clipped to ``bounds`` and scaled by ``scale``.
 
     Each value is clipped to ``[lower, upper]`` and rounded to an integer multiple of
@@ -478,7 +489,8 @@ def fixed_point_sum(values, *, bounds, scale=None):
     return int(_fixedpoint.fixed_sum(x, lower, upper, scale)), scale
 
 
-def noisy_sum(values, *, bounds, epsilon, n_max=2**31, random_state=None):
+def noisy_sum(values: ArrayLike, *, bounds: tuple[float, float], epsilon: float,
+              n_max: int = 2**31, random_state: RandomStateLike = None) -> float:
     """Sum of ``values`` clipped to public ``bounds``, plus exact noise; ``epsilon``-DP.
 
     Sensitivity under add/remove-one: the fixed-point sum moves by one record's clipped,
@@ -518,7 +530,8 @@ def noisy_sum(values, *, bounds, epsilon, n_max=2**31, random_state=None):
 # --------------------------------------------------------------------------------------
 # Private selection
 
-def selection_constants(sensitivity, epsilon, monotonic=False):
+def selection_constants(sensitivity: float, epsilon: float,
+                        monotonic: bool = False) -> tuple[float, int, int]:
     """Exact integer constants for private selection over quantised utilities.
 
     Utilities ``u`` are quantised to scores ``rint(u / q)`` with ``q`` the power of two
@@ -584,8 +597,9 @@ def _select(method, utilities, sensitivity, epsilon, monotonic, size, random_sta
     return _shape_output(chosen, size)
 
 
-def permute_and_flip(utilities, *, sensitivity, epsilon, monotonic=False, size=None,
-                     random_state=None):
+def permute_and_flip(utilities: ArrayLike, *, sensitivity: float, epsilon: float,
+                     monotonic: bool = False, size: int | Sequence[int] | None = None,
+                     random_state: RandomStateLike = None) -> int | np.ndarray:
     """Choose an index by permute-and-flip (McKenna & Sheldon 2020); ``epsilon``-DP.
 
     Visits candidates in random order and stops at the first whose coin
@@ -623,8 +637,9 @@ def permute_and_flip(utilities, *, sensitivity, epsilon, monotonic=False, size=N
                    random_state)
 
 
-def exponential_mechanism(utilities, *, sensitivity, epsilon, monotonic=False, size=None,
-                          random_state=None):
+def exponential_mechanism(utilities: ArrayLike, *, sensitivity: float, epsilon: float,
+                          monotonic: bool = False, size: int | Sequence[int] | None = None,
+                          random_state: RandomStateLike = None) -> int | np.ndarray:
     """Choose an index with probability proportional to ``exp(epsilon u_i / (2 sensitivity))``.
 
     The exponential mechanism (McSherry & Talwar 2007), sampled exactly: propose a

@@ -109,7 +109,7 @@ empty fit part) is visible. Use enough rows.
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Literal, Self
 
 import inspect
 import math
@@ -121,7 +121,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
 from dptrees import mechanisms
-from dptrees._random import check_random_state
+from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import AccountantMixin, BudgetAccountant
 
 __all__ = ["DPRandomSearch", "trial_epsilon"]
@@ -139,7 +139,7 @@ _FINITE_KEYWORD = ("ensure_all_finite"
 _EPS_RTOL = 1e-9
 
 
-def trial_epsilon(epsilon):
+def trial_epsilon(epsilon: float) -> float:
     """Per-trial epsilon of a search of total ``epsilon``: ``epsilon / 3`` (see module doc).
 
     Parameters
@@ -224,9 +224,20 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         The best estimator's, if it has them.
     """
 
-    def __init__(self, estimator, param_distributions, *, epsilon=1.0, mean_trials=10,
-                 validation_fraction=0.2, scoring="accuracy", error_bound=None,
-                 accountant=None, random_state=None):
+    def __init__(
+        self,
+        estimator: BaseEstimator,
+        param_distributions: (dict[str, Any] | list[dict[str, Any]]
+                              | tuple[dict[str, Any], ...]),
+        *,
+        epsilon: float = 1.0,
+        mean_trials: float = 10,
+        validation_fraction: float = 0.2,
+        scoring: Literal["accuracy", "neg_mean_absolute_error"] = "accuracy",
+        error_bound: float | None = None,
+        accountant: BudgetAccountant | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -395,7 +406,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
-    def score(self, X, y):
+    def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """The best estimator's ``score`` (on data you may evaluate non-privately)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)

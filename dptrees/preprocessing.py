@@ -7,7 +7,11 @@ value outside its column's categories is an error (it cannot be clipped), a numb
 outside its bounds is clipped by the estimators later.
 """
 
+from collections.abc import Sequence
+from typing import Any, Literal, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from dptrees._tables import category_codes, columns_of, is_bounds_pair
@@ -46,12 +50,18 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
     ``fit`` reads nothing from the data: the encoding is a function of the schema alone.
     """
 
-    def __init__(self, schema, *, encoding="ordinal", strip=True):
+    def __init__(
+        self,
+        schema: list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...],
+        *,
+        encoding: Literal["ordinal", "onehot"] = "ordinal",
+        strip: bool = True,
+    ) -> None:
         self.schema = schema
         self.encoding = encoding
         self.strip = strip
 
-    def fit(self, X=None, y=None):
+    def fit(self, X: ArrayLike | None = None, y: ArrayLike | None = None) -> Self:
         """Build the encoding from the schema (``X`` is only checked for its width)."""
         check_in(self.encoding, "encoding", ("ordinal", "onehot"))
         if not isinstance(self.schema, (list, tuple)) or not self.schema:
@@ -98,7 +108,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             values = np.array([v.strip() if isinstance(v, str) else v for v in column], dtype=object)
         return category_codes(values, lookup, f"column {j}")
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """The encoded features, float64 of shape (n_samples, n_features_out)."""
         if not hasattr(self, "bounds_"):
             self.fit()
@@ -126,7 +136,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 out.append(onehot)
         return np.ascontiguousarray(np.hstack(out))
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         if not hasattr(self, "feature_names_out_"):
             self.fit()
         return self.feature_names_out_

@@ -1,6 +1,7 @@
 """The public API is typed: a ``py.typed`` marker ships with the package, and the
 estimators' methods carry annotations that resolve (``typing.get_type_hints``)."""
 
+import importlib
 import inspect
 import typing
 from importlib import resources
@@ -41,3 +42,92 @@ def test_estimator_methods_are_annotated(cls):
 def test_persistence_is_annotated():
     for func in (persistence.save, persistence.load, persistence.trusted_types):
         assert "return" in typing.get_type_hints(func)
+
+
+# Modules whose whole public API is annotated: every function in ``__all__`` and every
+# public method (and ``__init__``, property, classmethod, staticmethod) of a class in it.
+FULLY_ANNOTATED_MODULES = (
+    "dptrees.mechanisms",
+    "dptrees.accounting",
+    "dptrees._pld_accounting",
+    "dptrees.audit",
+    "dptrees.model_selection",
+    "dptrees.preprocessing",
+)
+
+
+def _public_callables(module_name):
+    """``(qualified name, function, is_init)`` for the public API of a module, found by
+    walking its ``__all__`` (so that a function added later is checked too)."""
+    module = importlib.import_module(module_name)
+    found = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isfunction(obj):
+            found.append((f"{module_name}.{name}", obj, False))
+        elif inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if attr.startswith("_") and attr != "__init__":
+                    continue
+                if isinstance(value, (classmethod, staticmethod)):
+                    value = value.__func__
+                elif isinstance(value, property):
+                    value = value.fget
+                if inspect.isfunction(value):
+                    found.append((f"{module_name}.{name}.{attr}", value, attr == "__init__"))
+    return found
+
+
+
+def _all_public_callables():
+    """The public callables of every module, each function once (PLDAccountant is in the
+    ``__all__`` of both accounting modules)."""
+    seen, found = set(), []
+    for module_name in FULLY_ANNOTATED_MODULES:
+        for item in _public_callables(module_name):
+            if item[1] not in seen:
+                seen.add(item[1])
+                found.append(item)
+    return found
+
+
+PUBLIC_CALLABLES = _all_public_callables()
+
+
+def test_the_annotated_modules_are_walked():
+    names = {name for name, _, _ in PUBLIC_CALLABLES}
+    assert len(PUBLIC_CALLABLES) >= 57
+    for expected in ("dptrees.mechanisms.noisy_sum",
+                     "dptrees.accounting.BudgetAccountant.spend",
+                     "dptrees.accounting.BudgetAccountant.default",
+                     "dptrees.accounting.RDPAccountant.__init__",
+                     "dptrees.accounting.PLDAccountant.get_epsilon",
+                     "dptrees._pld_accounting.pld_gaussian_budget",
+                     "dptrees.audit.AuditResult.assert_within",
+                     "dptrees.model_selection.DPRandomSearch.score",
+                     "dptrees.preprocessing.PublicSchemaEncoder.transform"):
+        assert expected in names, expected
+
+
+@pytest.mark.parametrize("name, func, is_init", PUBLIC_CALLABLES,
+                         ids=[name for name, _, _ in PUBLIC_CALLABLES])
+def test_public_api_is_annotated(name, func, is_init):
+    hints = typing.get_type_hints(func)  # raises if an annotation does not resolve
+    params = list(inspect.signature(func).parameters.values())
+    if params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    missing = [p.name for p in params if p.name not in hints]
+    assert not missing, f"{name}: parameters without an annotation: {missing}"
+    if not is_init:
+        assert "return" in hints, f"{name} has no return annotation"
+
+
+def test_methods_that_return_self_say_so():
+    from dptrees.accounting import PLDAccountant, RDPAccountant
+    from dptrees.audit import AuditResult
+    from dptrees.preprocessing import PublicSchemaEncoder
+
+    for method in (RDPAccountant.compose_gaussian, RDPAccountant.compose_zcdp,
+                   RDPAccountant.copy, PLDAccountant.compose_discrete_gaussian,
+                   AuditResult.assert_within, PublicSchemaEncoder.fit):
+        assert typing.get_type_hints(method)["return"] is typing.Self, method.__qualname__
