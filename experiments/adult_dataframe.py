@@ -14,7 +14,6 @@ ones, where the encoded path puts ``"?"``).
     python -m experiments.adult_dataframe --quick     # 2 epsilons, 1 seed, 2,000 rows
 """
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ from dptrees import (
     DPGradientBoostingClassifier,
 )
 from experiments import DATA_DIR
-from experiments.cli import finish, sweep_parser, sweep_settings
+from experiments.cli import run_sweep
 from experiments.uci_datasets import (
     ADULT_COLUMNS,
     ADULT_DROPPED,
@@ -126,13 +125,9 @@ def format_results(results):
 
 
 def main(argv=None):
-    args = sweep_parser(__doc__, f"{QUICK_ROWS} training rows, eps {QUICK_EPSILONS}, 1 seed",
-                        MODELS).parse_args(argv)
-    start = time.perf_counter()
-    epsilons, n_seeds, models = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
-                                               MODELS)
-    results = run(epsilons, n_seeds, models, quick=args.quick, data_dir=args.data_dir)
-    return finish(results, format_results(results), start, args.json)
+    return run_sweep(__doc__, argv, run=run, format_results=format_results,
+                     epsilons=EPSILONS, quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS,
+                     models=MODELS, quick_rows=QUICK_ROWS)
 
 
 if __name__ == "__main__":

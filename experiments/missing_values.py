@@ -22,7 +22,6 @@ settings are library defaults; nothing was tuned on these data.
     python -m experiments.missing_values --quick    # 2,000 training rows, eps 1, 1 seed
 """
 
-import time
 
 import numpy as np
 from sklearn.metrics import mean_absolute_error
@@ -34,7 +33,7 @@ from dptrees import (
     Numeric,
 )
 from dptrees.datasets import CALIFORNIA_HOUSING_BOUNDS, load_california_housing
-from experiments.cli import finish, sweep_parser, sweep_settings
+from experiments.cli import run_sweep
 
 EPSILONS = (0.25, 1.0)
 QUICK_EPSILONS = (1.0,)
@@ -85,7 +84,8 @@ def impute_midpoint(X, names):
     return X
 
 
-def run(epsilons, n_seeds, models, quick=False, log=print):
+def run(epsilons, n_seeds, models, quick=False, data_dir=None, log=print):
+    # data_dir: unused, the data ship with dptrees
     X, y, names, _, y_bounds = load_california_housing()
     order = np.random.default_rng(0).permutation(len(y))
     cut = int(0.8 * len(y))
@@ -132,13 +132,9 @@ def format_results(results):
 
 
 def main(argv=None):
-    args = sweep_parser(__doc__, f"{QUICK_ROWS} training rows, eps {QUICK_EPSILONS}, 1 seed",
-                        MODELS).parse_args(argv)
-    start = time.perf_counter()
-    epsilons, n_seeds, models = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
-                                               MODELS)
-    results = run(epsilons, n_seeds, models, quick=args.quick)
-    return finish(results, format_results(results), start, args.json)
+    return run_sweep(__doc__, argv, run=run, format_results=format_results,
+                     epsilons=EPSILONS, quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS,
+                     models=MODELS, quick_rows=QUICK_ROWS)
 
 
 if __name__ == "__main__":
