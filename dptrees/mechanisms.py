@@ -625,8 +625,8 @@ def permute_and_flip(utilities: ArrayLike, *, sensitivity: float, epsilon: float
     sensitivity : float
     epsilon : float
     monotonic : bool, default=False
-    size : int, optional
-        Number of independent selections (each costs ``epsilon``).
+    size : int or tuple of ints, optional
+        Shape of independent selections (each costs ``epsilon``).
     random_state : None, int, SeedSequence, BitGenerator or Generator
 
     Returns
@@ -658,8 +658,8 @@ def exponential_mechanism(utilities: ArrayLike, *, sensitivity: float, epsilon: 
     sensitivity : float
     epsilon : float
     monotonic : bool, default=False
-    size : int, optional
-        Number of independent selections (each costs ``epsilon``).
+    size : int or tuple of ints, optional
+        Shape of independent selections (each costs ``epsilon``).
     random_state : None, int, SeedSequence, BitGenerator or Generator
 
     Returns
