@@ -80,3 +80,30 @@ def test_a_bad_noise_multiplier_is_a_clear_error(value):
                                                 classes=[0, 1], n_clients=len(y))
     with pytest.raises(ValueError, match="noise_multiplier"):
         est.fit(X, y)
+
+
+def test_auto_accounting_is_renyi_where_it_certifies_the_rounds():
+    X, y = data()
+    est = DPFederatedGradientBoostingClassifier(
+        n_estimators=5, epsilon=1.0, bounds=(0, 1), classes=[0, 1], n_clients=len(y),
+        accountant=BudgetAccountant(1e6, 1.0), random_state=0).fit(X, y)
+    assert est.accounting_ == "rdp" and est.rdp_accountant_ is not None
+
+
+def test_auto_accounting_falls_back_to_the_pld_at_very_small_epsilon():
+    # Renyi DP at integer orders certifies no round at eps 0.01, delta 1e-6: the privacy
+    # loss distribution does, and the defaults then run every round within the budget.
+    X, y = data()
+    est = DPFederatedGradientBoostingClassifier(
+        epsilon=0.01, bounds=(0, 1), classes=[0, 1], n_clients=len(y),
+        accountant=BudgetAccountant(1e6, 1.0), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EarlyStopWarning)
+        est.fit(X, y)
+    assert est.accounting_ == "pld" and est.n_iter_ == est.n_estimators == 100
+    assert est.noise_multiplier_ == noise_multiplier_for(0.01, 1e-6, 0.1, 101,
+                                                         accounting="pld")
+    assert est.delta_spent_ <= 1e-6
+    # asked for explicitly, Renyi DP refuses with a way out
+    with pytest.raises(ValueError, match="accounting='pld'"):
+        est.set_params(accounting="rdp").fit(X, y)

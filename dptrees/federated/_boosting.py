@@ -77,6 +77,7 @@ from dptrees.federated._protocol import (
     AdaptiveClip,
     DPAggregator,
     FixedClip,
+    _delta_after_rounds,
     noise_multiplier_for,
 )
 from dptrees.validation import (
@@ -203,7 +204,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         delta = check_delta(self.delta)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        check_in(self.accounting, "accounting", ("rdp", "pld"))
+        check_in(self.accounting, "accounting", ("auto", "rdp", "pld"))
         self._check_tree_params()
         if self.n_clients is not None:
             check_positive_int(self.n_clients, "n_clients")
@@ -226,14 +227,32 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             check_positive_number(self.clip_norm, "clip_norm")
         return epsilon, delta
 
-    def _noise_multiplier(self, epsilon, delta, q):
-        """``noise_multiplier``, or for ``"auto"`` the least that lets the initial-score
-        round and all ``n_estimators`` tree rounds run (:func:`noise_multiplier_for`:
-        public inputs only)."""
-        if isinstance(self.noise_multiplier, str):
-            return noise_multiplier_for(epsilon, delta, q, self.n_estimators + 1,
-                                        accounting=self.accounting)
-        return float(self.noise_multiplier)
+    def _noise_and_accounting(self, epsilon, delta, q):
+        """``(z, accounting)`` of the fit, from public inputs only.
+
+        ``z``: ``noise_multiplier``, or for ``"auto"`` the least that lets the
+        initial-score round and all ``n_estimators`` tree rounds run
+        (:func:`noise_multiplier_for`). ``accounting="auto"``: Renyi DP, unless it
+        cannot certify those rounds (``noise_multiplier="auto"``) or even the first round
+        (a given ``z``) within the budget: then the privacy loss distribution, which is
+        tighter (at very small epsilon, integer Renyi orders certify nothing).
+        """
+        rounds = self.n_estimators + 1
+        auto_noise = isinstance(self.noise_multiplier, str)
+        choices = ("rdp", "pld") if self.accounting == "auto" else (self.accounting,)
+        for accounting in choices:
+            if auto_noise:
+                try:
+                    return noise_multiplier_for(epsilon, delta, q, rounds,
+                                                accounting=accounting), accounting
+                except ValueError:
+                    if accounting == choices[-1]:
+                        raise
+                    continue
+            z = float(self.noise_multiplier)
+            if (accounting == choices[-1]
+                    or _delta_after_rounds(accounting, epsilon, q, z, 1) <= delta):
+                return z, accounting
 
     def _make_clip(self):
         if isinstance(self.clip_norm, AdaptiveClip):
@@ -267,10 +286,10 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         rng = check_random_state(self.random_state)
         rng_structure, rng_aggregator = rng.spawn(2)
         try:
-            z = self._noise_multiplier(epsilon, delta, q)
+            z, accounting = self._noise_and_accounting(epsilon, delta, q)
             aggregator = DPAggregator(n_clients, q, z,
                                       self._make_clip(), epsilon, delta,
-                                      accounting=self.accounting,
+                                      accounting=accounting,
                                       accountant=self._resolve_accountant(),
                                       random_state=rng_aggregator)
         except ValueError as exc:
@@ -355,6 +374,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self.n_clients_ = n_clients
         self.sampling_probability_ = q
         self.noise_multiplier_ = z
+        self.accounting_ = accounting
         self.n_rounds_ = aggregator.rounds
         self.epsilon_spent_, self.delta_spent_ = (float(v) for v in aggregator.spent())
         self.rdp_accountant_ = aggregator.rdp_accountant
@@ -451,9 +471,12 @@ _PARAMS_DOC = """
         is divided by ``q K`` and the adaptive clip's count is normalised by it, so ``K``
         must be public: None reads it from the data (largest id + 1), warns with a
         ``PrivacyLeakWarning`` and records it in ``privacy_leaks_``.
-    accounting : {"rdp", "pld"}, default="rdp"
+    accounting : {"auto", "rdp", "pld"}, default="auto"
         How the rounds are composed (:class:`~dptrees.federated.DPAggregator`): Renyi DP,
-        or the tighter privacy loss distribution (more rounds for the same budget).
+        or the tighter privacy loss distribution (more rounds for the same budget,
+        slower to compute). "auto": Renyi DP unless it cannot certify the rounds in the
+        budget (at very small epsilon), then the privacy loss distribution (a choice
+        made from public inputs only; ``accounting_`` gives it).
     accountant : BudgetAccountant or None, default=None
         Pays ``(epsilon, delta)`` for the fit, before the first round's release; None
         uses the default accountant.
@@ -493,6 +516,8 @@ _ATTRS_DOC = """
     sampling_probability_ : float
     noise_multiplier_ : float
         The noise multiplier ``z`` of every round (chosen by "auto", or as given).
+    accounting_ : {"rdp", "pld"}
+        How the rounds were composed (chosen by "auto", or as given).
     clip_norm_ : float
         The clipping bound after the last round (moves with "adaptive").
     privacy_leaks_ : list of str
@@ -547,7 +572,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=1.0, leaf_clip=None, bounds=None, classes=None,
-                 n_clients=None, accounting="rdp", accountant=None,
+                 n_clients=None, accounting="auto", accountant=None,
                  random_state=None, verbose=0):
         store_params(self, locals())
 
@@ -608,7 +633,7 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=0.3, leaf_clip=None, bounds=None, y_bounds=None,
-                 n_clients=None, accounting="rdp", accountant=None,
+                 n_clients=None, accounting="auto", accountant=None,
                  random_state=None, verbose=0):
         store_params(self, locals())
 
