@@ -26,7 +26,7 @@ from dptrees import (
     DPGradientBoostingClassifier,
 )
 from experiments import DATA_DIR
-from experiments.cli import run_sweep
+from experiments.cli import sweep_main
 from experiments.uci_datasets import (
     ADULT_COLUMNS,
     ADULT_DROPPED,
@@ -124,11 +124,9 @@ def format_results(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    return run_sweep(__doc__, argv, run=run, format_results=format_results,
-                     epsilons=EPSILONS, quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS,
-                     models=MODELS, quick_rows=QUICK_ROWS)
-
+main = sweep_main(__doc__, run=run, format_results=format_results, epsilons=EPSILONS,
+                  quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=MODELS,
+                  quick_rows=QUICK_ROWS)
 
 if __name__ == "__main__":
     main()

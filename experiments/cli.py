@@ -6,7 +6,7 @@ from pathlib import Path
 
 from experiments.results_json import write_json
 
-__all__ = ["finish", "run_sweep", "sweep_parser", "sweep_settings"]
+__all__ = ["finish", "sweep_main", "sweep_parser", "sweep_settings"]
 
 
 def sweep_parser(doc, quick_help, models):
@@ -42,14 +42,18 @@ def finish(results, text, start, json_path):
     return results
 
 
-def run_sweep(doc, argv, *, run, format_results, epsilons, quick_epsilons, n_seeds, models,
-              quick_rows):
-    """The ``main`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`), call
-    ``run(epsilons, n_seeds, models, quick=..., data_dir=...)``, print
+def sweep_main(doc, *, run, format_results, epsilons, quick_epsilons, n_seeds, models,
+               quick_rows):
+    """The ``main(argv=None)`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`),
+    call ``run(epsilons, n_seeds, models, quick=..., data_dir=...)``, print
     ``format_results(results)`` and return the results (:func:`finish`)."""
-    args = sweep_parser(doc, f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
-                        models).parse_args(argv)
-    start = time.perf_counter()
-    chosen = sweep_settings(args, epsilons, quick_epsilons, n_seeds, models)
-    results = run(*chosen, quick=args.quick, data_dir=args.data_dir)
-    return finish(results, format_results(results), start, args.json)
+
+    def main(argv=None):
+        args = sweep_parser(doc, f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
+                            models).parse_args(argv)
+        start = time.perf_counter()
+        chosen = sweep_settings(args, epsilons, quick_epsilons, n_seeds, models)
+        results = run(*chosen, quick=args.quick, data_dir=args.data_dir)
+        return finish(results, format_results(results), start, args.json)
+
+    return main

@@ -33,7 +33,7 @@ from dptrees import (
     Numeric,
 )
 from dptrees.datasets import CALIFORNIA_HOUSING_BOUNDS, load_california_housing
-from experiments.cli import run_sweep
+from experiments.cli import sweep_main
 
 EPSILONS = (0.25, 1.0)
 QUICK_EPSILONS = (1.0,)
@@ -131,11 +131,9 @@ def format_results(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    return run_sweep(__doc__, argv, run=run, format_results=format_results,
-                     epsilons=EPSILONS, quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS,
-                     models=MODELS, quick_rows=QUICK_ROWS)
-
+main = sweep_main(__doc__, run=run, format_results=format_results, epsilons=EPSILONS,
+                  quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=MODELS,
+                  quick_rows=QUICK_ROWS)
 
 if __name__ == "__main__":
     main()
