@@ -124,6 +124,7 @@ class PLDAccountant:
         noise_multiplier : float
             Noise standard deviation over the L2 sensitivity (grid units); positive.
         count : int, default=1
+            How many such releases.
 
         Returns
         -------
@@ -144,6 +145,18 @@ class PLDAccountant:
 
         Continuous Gaussians compose exactly into one of ``mu = sqrt(sum z_i^-2)``
         (rotation invariance), which is what is accounted.
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            Noise standard deviation over the L2 sensitivity (grid units); positive.
+        count : int, default=1
+            How many such releases.
+
+        Returns
+        -------
+        PLDAccountant
+            ``self``.
         """
         return self.compose_subsampled_discrete_gaussian(1.0, noise_multiplier, count)
 
@@ -198,13 +211,35 @@ class PLDAccountant:
         return min(1.0, math.exp(slack) * float(acc.get_delta(epsilon - 2.0 * slack)))
 
     def get_epsilon(self, delta: float) -> float:
-        """Smallest epsilon the composition is ``(epsilon, delta)``-DP for (upper bound)."""
+        """Smallest epsilon the composition is ``(epsilon, delta)``-DP for (upper bound).
+
+        Parameters
+        ----------
+        delta : float
+            In ``[0, 1)``.
+
+        Returns
+        -------
+        float
+            The epsilon; 0 when nothing was composed.
+        """
         if not self._releases:
             return 0.0
         return self._epsilon_of(*self._pld(), delta)
 
     def get_delta(self, epsilon: float) -> float:
-        """Delta at ``epsilon`` of everything composed (upper bound)."""
+        """Delta at ``epsilon`` of everything composed (upper bound).
+
+        Parameters
+        ----------
+        epsilon : float
+            Non-negative.
+
+        Returns
+        -------
+        float
+            The delta; 0 when nothing was composed.
+        """
         if not self._releases:
             return 0.0
         return self._delta_of(*self._pld(), epsilon)
@@ -212,13 +247,45 @@ class PLDAccountant:
     def delta_after(self, epsilon: float, *, noise_multiplier: float,
                     sampling_probability: float = 1.0, count: int = 1) -> float:
         """Delta at ``epsilon`` if ``count`` more such releases were composed (nothing is
-        recorded)."""
+        recorded).
+
+        Parameters
+        ----------
+        epsilon : float
+            Non-negative.
+        noise_multiplier : float
+            Of the releases to add, as for :meth:`compose_subsampled_discrete_gaussian`.
+        sampling_probability : float, default=1.0
+            Of the releases to add; 1 means no subsampling.
+        count : int, default=1
+            How many releases to add.
+
+        Returns
+        -------
+        float
+            The delta of the composition with them.
+        """
         q, z = self._check(sampling_probability, noise_multiplier)
         return self._delta_of(*self._pld(((q, z), _check_count(count))), epsilon)
 
     def would_exceed(self, epsilon: float, max_delta: float, *, noise_multiplier: float,
                      sampling_probability: float = 1.0, count: int = 1) -> bool:
-        """Whether ``count`` more releases would push delta at ``epsilon`` past ``max_delta``."""
+        """Whether ``count`` more releases would push delta at ``epsilon`` past ``max_delta``.
+
+        Parameters
+        ----------
+        epsilon : float
+            Non-negative.
+        max_delta : float
+            The delta not to exceed.
+        noise_multiplier, sampling_probability, count
+            The releases to add, as for :meth:`delta_after`.
+
+        Returns
+        -------
+        bool
+            True if :meth:`delta_after` is above ``max_delta``.
+        """
         max_delta = _check_delta(max_delta, "max_delta")
         return self.delta_after(epsilon, noise_multiplier=noise_multiplier,
                                 sampling_probability=sampling_probability,
@@ -237,7 +304,17 @@ def check_pld_coupling(sensitivity: float, noise_multiplier: float, n_values: in
     """Raise ``ValueError`` unless the discrete Gaussian that
     :func:`dptrees.mechanisms.gaussian_mechanism` adds for these parameters has a standard
     deviation of at least :data:`PLD_MIN_SIGMA` grid units (what the coupling needs).
-    Called before anything is released."""
+    Called before anything is released.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The release's L2 sensitivity.
+    noise_multiplier : float
+        Its noise standard deviation over the sensitivity.
+    n_values : int
+        How many values it releases (they share the fixed-point grid).
+    """
     _, sigma2_units = gaussian_grid(sensitivity, noise_multiplier, max(n_values, 1))
     if math.sqrt(sigma2_units) < PLD_MIN_SIGMA:
         raise ValueError("the noise is too small on its grid for the PLD accounting's "
@@ -254,6 +331,18 @@ def pld_gaussian_budget(epsilon: float, delta: float) -> float:
     coupling of :class:`PLDAccountant` divides the noise multiplier
     by ``PLD_NOISE_FACTOR``. Bisection on that curve, then a check with the
     (pessimistic) PLD itself, backing off by 0.1 % until it agrees.
+
+    Parameters
+    ----------
+    epsilon : float
+        At most :data:`PLD_MAX_EPSILON`.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``rho``.
     """
     if epsilon > PLD_MAX_EPSILON:
         raise ValueError(f"accounting='pld' takes epsilon <= {PLD_MAX_EPSILON:g} (beyond, "

@@ -26,7 +26,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    schema : list
+    schema : list or tuple
         One entry per column: a list of the column's public categories, or a
         ``(lower, upper)`` tuple of its public numeric bounds. Missing values are an
         ordinary category if the schema lists them (e.g. ``"?"`` in UCI files).
