@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
@@ -282,22 +283,7 @@ class DPPartitionForestRegressor(_RegressionForest):
                  min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None, verbose=0):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.n_target_bins = n_target_bins
-        self.bounds = bounds
-        self.y_bounds = y_bounds
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
 
 @estimator_doc(
@@ -351,22 +337,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
                  min_samples_leaf=10, n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.prior_strength = prior_strength
-        self.bounds = bounds
-        self.classes = classes
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
 
 _EXTRA_DOC = """
@@ -446,24 +417,7 @@ class DPExtraTreesRegressor(_RegressionForest):
                  leaf="mean", selection="exponential", budget_weights=(1.0, 1.0, 1.0),
                  n_target_bins=64, bounds=None, y_bounds=None, accountant=None, n_jobs=None,
                  random_state=None, verbose=0):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.max_features = max_features
-        self.partition = partition
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.n_target_bins = n_target_bins
-        self.bounds = bounds
-        self.y_bounds = y_bounds
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
 
 @estimator_doc(
@@ -506,21 +460,4 @@ class DPExtraTreesClassifier(_ClassificationForest):
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.max_features = max_features
-        self.partition = partition
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.prior_strength = prior_strength
-        self.bounds = bounds
-        self.classes = classes
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())

@@ -121,6 +121,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
 from dptrees import mechanisms
+from dptrees._params import store_params
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import AccountantMixin, BudgetAccountant
 
@@ -238,15 +239,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         accountant: BudgetAccountant | None = None,
         random_state: RandomStateLike = None,
     ) -> None:
-        self.estimator = estimator
-        self.param_distributions = param_distributions
-        self.epsilon = epsilon
-        self.mean_trials = mean_trials
-        self.validation_fraction = validation_fraction
-        self.scoring = scoring
-        self.error_bound = error_bound
-        self.accountant = accountant
-        self.random_state = random_state
+        store_params(self, locals())
 
     # -- checks ----------------------------------------------------------------------
 

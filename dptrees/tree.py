@@ -23,6 +23,7 @@ from dptrees._core._builder import TreeBuilder
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._params import store_params
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
 from dptrees._sources import (
@@ -785,20 +786,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
                  n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None):
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.n_target_bins = n_target_bins
-        self.bounds = bounds
-        self.y_bounds = y_bounds
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_params(self):
         epsilon = super()._check_params()
@@ -889,20 +877,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None):
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_bins = n_bins
-        self.leaf = leaf
-        self.selection = selection
-        self.budget_weights = budget_weights
-        self.prior_strength = prior_strength
-        self.bounds = bounds
-        self.classes = classes
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_params(self):
         epsilon = super()._check_params()

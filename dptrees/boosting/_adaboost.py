@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
@@ -405,21 +406,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
                  weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
                  prior_vote=True, error_margin=0.0, bounds=None, classes=None,
                  accountant=None, n_jobs=None, random_state=None):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.schedule = schedule
-        self.max_depth = max_depth
-        self.weight_budget_fraction = weight_budget_fraction
-        self.max_weight = max_weight
-        self.learning_rate = learning_rate
-        self.prior_vote = prior_vote
-        self.error_margin = error_margin
-        self.n_bins = n_bins
-        self.bounds = bounds
-        self.classes = classes
-        self.accountant = accountant
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ---------------------------------------------------------------- validation / plan
 
