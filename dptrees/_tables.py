@@ -105,6 +105,9 @@ class Numeric:
             raise ValueError(f"Numeric: need lower < upper, got ({self.lower}, {self.upper})")
         if not isinstance(self.missing, (bool, np.bool_)):
             raise TypeError(f"Numeric: missing must be True or False, got {self.missing!r}")
+        if self.missing and not math.isfinite(self.missing_value):
+            raise ValueError(f"Numeric: ({self.lower}, {self.upper}) is too wide for a missing "
+                             "bin: upper + (upper - lower) must be a finite float")
 
     @property
     def missing_value(self):

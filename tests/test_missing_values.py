@@ -222,6 +222,7 @@ def test_nan_in_a_column_not_declared_is_an_error():
     ((np.nan, 1), {}, ValueError, "finite"),
     (("0", 1), {}, ValueError, "finite"),
     ((0, 1), {"missing": "yes"}, TypeError, "True or False"),
+    ((-1e308, 1e308), {"missing": True}, ValueError, "too wide"),
 ])
 def test_a_numeric_domain_is_checked(args, kwargs, error, match):
     with pytest.raises(error, match=match):
