@@ -257,6 +257,10 @@ class TableEncoding:
         self.fit_bounds = {**numeric_bounds, **{j: self.interval(j) for j in categories}}
         self.fit_leaks = fit_leaks
 
+    def column_key(self, j):
+        """Column ``j``'s name in a data frame, else its index ``j``."""
+        return self.names[j] if self.names else j
+
     def interval(self, j):
         """Public interval of categorical column ``j``'s codes (missing included)."""
         return (-0.5, len(self.categories[j]) + 0.5)
@@ -439,24 +443,25 @@ class TableColumnsMixin:
     def categories_(self):
         """dict: ``{column name (or index): list of categories}`` of the categorical
         columns of the last fit; empty when every column was numeric."""
-        if not hasattr(self, "_table_encoding"):
-            raise AttributeError("categories_ is set by fit")
-        encoding = self._table_encoding
+        encoding = self._fitted_encoding("categories_")
         if encoding is None:
             return {}
-        return {(encoding.names[j] if encoding.names else j): list(cats)
-                for j, cats in encoding.categories.items()}
+        return {encoding.column_key(j): list(cats) for j, cats in encoding.categories.items()}
 
     @property
     def missing_columns_(self):
         """list: the numeric columns (names, or indices) given a missing bin by
         ``Numeric(..., missing=True)`` in ``bounds`` at the last fit."""
-        if not hasattr(self, "_table_encoding"):
-            raise AttributeError("missing_columns_ is set by fit")
-        encoding = self._table_encoding
+        encoding = self._fitted_encoding("missing_columns_")
         if encoding is None:
             return []
-        return [encoding.names[j] if encoding.names else j for j in sorted(encoding.missing)]
+        return [encoding.column_key(j) for j in sorted(encoding.missing)]
+
+    def _fitted_encoding(self, attribute):
+        """The table encoding of the last fit (None for an all-numeric table)."""
+        if not hasattr(self, "_table_encoding"):
+            raise AttributeError(f"{attribute} is set by fit")
+        return self._table_encoding
 
 
 def public_bounds(estimator):

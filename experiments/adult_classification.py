@@ -78,7 +78,7 @@ from dptrees import (
 )
 
 from experiments import uci_datasets as uci
-from experiments.results_json import write_json
+from experiments.cli import finish
 from experiments.splits import validation_split
 
 
@@ -370,14 +370,7 @@ def main(argv=None):
     print(f"{'QUICK mode: ' if args.quick else ''}selection={SELECTION}, n_bins={N_BINS}, "
           f"{kw['n_val_seeds']} validation seed(s) per config, {kw['n_test_seeds']} test seeds")
     results = run(seed=args.seed, data_dir=args.data_dir, drop_missing=args.drop_missing, **kw)
-    print()
-    print(format_results(results))
-    elapsed = time.perf_counter() - start
-    results["elapsed_seconds"] = elapsed
-    print(f"\nrun time: {elapsed:.1f} s")
-    if args.json is not None:
-        write_json(args.json, results)
-    return results
+    return finish(results, format_results(results), start, args.json)
 
 
 if __name__ == "__main__":

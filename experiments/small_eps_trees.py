@@ -126,6 +126,10 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, models=tuple(MODELS), validation=Fal
                "majority": float(np.mean(yte == majority)), "dp": {}}
     for m_index, model in enumerate(models):
         cls, fixed = MODELS[model]
+        # The federated estimator needs the number of clients: with every record a
+        # client, the number of training rows. It is read from the data here (the other
+        # models do not need it); a deployment states it.
+        clients = {"n_clients": len(ytr)} if "n_clients" in cls().get_params() else {}
         results["dp"][model] = {}
         for eps in epsilons:
             t0 = time.perf_counter()
@@ -133,11 +137,6 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, models=tuple(MODELS), validation=Fal
             for s in range(n_seeds):
                 rng = np.random.default_rng(
                     np.random.SeedSequence([seed, m_index, int(round(eps * 1000)), s]))
-                # The federated estimator needs the number of clients: with every
-                # record a client, the number of training rows. It is read from the
-                # data here (the other models do not need it); a deployment states it.
-                clients = ({"n_clients": len(ytr)} if "n_clients" in cls().get_params()
-                           else {})
                 est = cls(epsilon=eps, bounds=bounds, classes=classes,
                           accountant=BudgetAccountant(), random_state=rng, **fixed,
                           **clients)

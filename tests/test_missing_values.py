@@ -281,12 +281,7 @@ def _prepare_table(est, X, y):
 
 
 def test_audit_a_missing_value_isolated_by_its_own_edge():
-    from support import run_audit
-
-    def root_split(nodes):
-        if nodes["left"][0] == -1:
-            return -1.0
-        return float(nodes["feature"][0] * 15 + nodes["bin_threshold"][0])
+    from support import root_split, run_audit
 
     est = DPDecisionTreeClassifier(
         2.0, max_depth=1, n_bins=16, classes=[0, 1], min_samples_split=0, min_samples_leaf=0,

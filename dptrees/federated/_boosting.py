@@ -237,22 +237,25 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         (a given ``z``) within the budget: then the privacy loss distribution, which is
         tighter (at very small epsilon, integer Renyi orders certify nothing).
         """
-        rounds = self.n_estimators + 1
-        auto_noise = isinstance(self.noise_multiplier, str)
-        choices = ("rdp", "pld") if self.accounting == "auto" else (self.accounting,)
-        for accounting in choices:
-            if auto_noise:
-                try:
-                    return noise_multiplier_for(epsilon, delta, q, rounds,
-                                                accounting=accounting), accounting
-                except ValueError:
-                    if accounting == choices[-1]:
-                        raise
-                    continue
-            z = float(self.noise_multiplier)
-            if (accounting == choices[-1]
-                    or _delta_after_rounds(accounting, epsilon, q, z, 1) <= delta):
-                return z, accounting
+        if self.accounting != "auto":
+            return self._noise_multiplier(epsilon, delta, q, self.accounting), self.accounting
+        try:
+            z = self._noise_multiplier(epsilon, delta, q, "rdp")
+        except ValueError:  # no noise lets Renyi DP certify the rounds
+            return self._noise_multiplier(epsilon, delta, q, "pld"), "pld"
+        # a z found for Renyi DP fits all the rounds; a given z must fit the first one
+        if (isinstance(self.noise_multiplier, str)
+                or _delta_after_rounds("rdp", epsilon, q, z, 1) <= delta):
+            return z, "rdp"
+        return z, "pld"
+
+    def _noise_multiplier(self, epsilon, delta, q, accounting):
+        """``noise_multiplier``, or for ``"auto"`` :func:`noise_multiplier_for` the
+        initial-score round and the ``n_estimators`` tree rounds under ``accounting``."""
+        if isinstance(self.noise_multiplier, str):
+            return noise_multiplier_for(epsilon, delta, q, self.n_estimators + 1,
+                                        accounting=accounting)
+        return float(self.noise_multiplier)
 
     def _make_clip(self):
         if isinstance(self.clip_norm, AdaptiveClip):
