@@ -49,6 +49,14 @@ part changes them by its own contribution only:
     Sensitivity ``error_bound`` (rounded up to the fixed-point grid inside ``noisy_sum``):
     one record adds or removes one clipped error.
 
+With ``fit(X, y, sample_weight=w)`` (weights in [0, 1], for estimators that take them) the
+trials fit on the fit part's weights, and the scores weigh each validation record:
+the weighted number of correct predictions (a fixed-point sum of values in [0, 1],
+:func:`~dptrees.mechanisms.noisy_sum`, sensitivity 1) or the weighted sum of clipped
+errors (each ``w * min(error, error_bound)`` in ``[0, error_bound]``, sensitivity
+``error_bound``). A record still adds or removes at most what an unweighted one does, so
+the proof below is unchanged.
+
 Proof of the total cost
 -----------------------
 *One trial is* ``epsilon_t``*-DP.* Let ``D' = D + {r}``. Condition on the coins of all
@@ -118,12 +126,13 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils.validation import check_is_fitted, check_X_y
+from sklearn.utils.validation import check_is_fitted, check_X_y, has_fit_parameter
 
 from dptrees import mechanisms
 from dptrees._params import store_params
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import AccountantMixin, BudgetAccountant
+from dptrees.validation import check_sample_weight
 
 __all__ = ["DPRandomSearch", "trial_epsilon"]
 
@@ -298,8 +307,22 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- one trial's released score ----------------------------------------------------
 
-    def _noisy_score(self, model, X_val, y_val, epsilon_t, bound, rng):
-        """``epsilon_t``-DP score of a fixed ``model`` on the validation rows."""
+    def _noisy_score(self, model, X_val, y_val, w_val, epsilon_t, bound, rng):
+        """``epsilon_t``-DP score of a fixed ``model`` on the validation rows (weighted by
+        ``w_val`` in [0, 1] unless it is None)."""
+        if w_val is not None:
+            if self.scoring == "accuracy":
+                # Each record adds w in [0, 1] if predicted correctly: sensitivity 1.
+                values = w_val * (model.predict(X_val) == y_val) if len(y_val) else w_val
+                bounds = (0.0, 1.0)
+            else:
+                # Each record adds w * its error clipped to [0, error_bound].
+                errors = (np.abs(np.asarray(y_val, dtype=float) - model.predict(X_val))
+                          if len(y_val) else np.zeros(0))
+                values, bounds = w_val * np.minimum(errors, bound), (0.0, bound)
+            total = float(mechanisms.noisy_sum(values, bounds=bounds, epsilon=epsilon_t,
+                                               random_state=rng))
+            return total if self.scoring == "accuracy" else -total
         if self.scoring == "accuracy":
             correct = int(np.count_nonzero(model.predict(X_val) == y_val)) if len(y_val) else 0
             # Sensitivity 1: one validation record adds/removes at most one correct
@@ -314,8 +337,17 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- fit ---------------------------------------------------------------------------
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Run the search on ``(X, y)``; spends ``(epsilon, 0)`` once.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight in [0, 1], for an estimator whose ``fit`` takes one:
+            passed to the trials' fits (fit part) and weighing the validation scores.
+            The total cost is unchanged.
 
         Returns
         -------
@@ -324,6 +356,10 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         epsilon, gamma, v_frac, bound, est_params = self._check_params()
         # The estimator validates values itself (e.g. NaN handling); here only shapes.
         X, y = check_X_y(X, y, dtype=None, **{_FINITE_KEYWORD: False})
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        if weights is not None and not has_fit_parameter(self.estimator, "sample_weight"):
+            raise ValueError(f"{type(self.estimator).__name__}.fit takes no sample_weight; "
+                             "fit the search without weights")
         accountant = self._resolve_accountant()
         epsilon_t = trial_epsilon(epsilon)
         accountant.spend(epsilon, 0.0, label=f"{type(self).__name__}: {epsilon_t:g}-DP "
@@ -333,6 +369,8 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         # One independent coin per record, public probability (see the proof).
         in_val = split_rng.random(X.shape[0]) < v_frac
         X_fit, y_fit, X_val, y_val = X[~in_val], y[~in_val], X[in_val], y[in_val]
+        w_val = None if weights is None else weights[in_val]
+        fit_params = {} if weights is None else {"sample_weight": weights[~in_val]}
         has_random_state = "random_state" in est_params
 
         best = None
@@ -344,9 +382,10 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             model.set_params(**params, epsilon=epsilon_t, accountant=trial_acc)
             if has_random_state:
                 model.set_params(random_state=est_rng.spawn(1)[0])
-            model.fit(X_fit, y_fit)
+            model.fit(X_fit, y_fit, **fit_params)
             self._check_trial_spend(model, trial_acc, epsilon_t)
-            score = self._noisy_score(model, X_val, y_val, epsilon_t, bound, noise_rng)
+            score = self._noisy_score(model, X_val, y_val, w_val, epsilon_t, bound,
+                                      noise_rng)
             key = (score, float(param_rng.random()))  # tie-break drawn without the data
             n_trials += 1
             if best is None or key > best[0]:

@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_array
 
@@ -65,12 +66,14 @@ __all__ = [
     "check_in",
     "check_positive_int",
     "check_positive_number",
+    "check_sample_weight",
     "check_targets_regression",
     "check_y_bounds",
     "clip",
     "clip_to_bounds",
     "warn_privacy_leak",
     "warn_user",
+    "WEIGHT_GRID",
 ]
 
 _MAX_LISTED = 10  # at most this many offending items are named in an error message
@@ -688,6 +691,65 @@ def check_targets_regression(y, n_samples=None, *, name="y"):
     out = _numeric_float64(arr, name)
     _check_all_finite(out, name)
     return out
+
+
+#: Sample weights are rounded to multiples of this, so that weighted sums are exact.
+WEIGHT_GRID = 2.0**-20
+
+
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray | None:
+    """Validate per-record weights in [0, 1] and round them to :data:`WEIGHT_GRID`.
+
+    Privacy: a record's weight scales everything the record contributes (its count,
+    target, class count, gradient and Hessian). A weight in ``[0, 1]`` keeps each of those
+    in the same public range as without weights (every range contains 0), so every
+    sensitivity derived for unweighted records holds unchanged; a weight above 1 would
+    multiply it. The weights are the record's own private data, like its features: the
+    weight of one record never changes another's. A weight of 1 is exactly the unweighted
+    record (same integers, same model).
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+        Number of rows of ``X``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), dtype float64, or None
+        None when ``sample_weight`` is None (every record weighs 1); otherwise a new array
+        of multiples of ``WEIGHT_GRID`` in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        For non-numeric weights.
+    ValueError
+        For a wrong shape or length, NaN or infinity, weights outside [0, 1] or all zero.
+    """
+    if sample_weight is None:
+        return None
+    name = "sample_weight"
+    arr = _to_numpy(sample_weight, name)
+    if arr.ndim != 1:
+        what = "a scalar" if arr.ndim == 0 else f"an array of shape {arr.shape}"
+        raise ValueError(f"{name} must be a 1D array of shape (n_samples,), got {what}")
+    _check_n_samples(arr.shape[0], n_samples, name)
+    weights = _numeric_float64(arr, name, copy=True)
+    _check_all_finite(weights, name)
+    if weights.min() < 0 or weights.max() > 1:
+        raise ValueError(
+            f"{name} must be in [0, 1], got values in [{weights.min():g}, {weights.max():g}]. "
+            "A weight bounds what one record can contribute, so weights above 1 would "
+            "break the privacy guarantee; divide the weights by a public upper bound of "
+            "them (one that does not come from this data)."
+        )
+    np.rint(weights / WEIGHT_GRID, out=weights)
+    weights *= WEIGHT_GRID
+    if not weights.any():
+        raise ValueError(f"{name} is all zero (after rounding to multiples of 2**-20): "
+                         "no record takes part in the fit")
+    return weights
 
 
 # --------------------------------------------------------------------------- bounds

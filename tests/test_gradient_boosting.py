@@ -32,7 +32,7 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from support import (ALPHA, BAD_CLASSES, audit_samplers, check_bad_classes,
-                     parametrize_with_checks)
+                     parametrize_with_checks, sample_weight_expected_failures)
 
 from dptrees import BudgetAccountant, BudgetExceededError, PrivacyLeakWarning
 from dptrees.accounting import RDPAccountant, zcdp_budget, zcdp_to_approx_dp
@@ -489,8 +489,8 @@ def _sk(cls, **params):
 
 SK_ESTIMATORS = [_sk(DPGradientBoostingRegressor), _sk(DPGradientBoostingClassifier)]
 SK_EXPECTED_FAILURES = {
-    "DPGradientBoostingRegressor": {},
-    "DPGradientBoostingClassifier": {},
+    "DPGradientBoostingRegressor": sample_weight_expected_failures(),
+    "DPGradientBoostingClassifier": sample_weight_expected_failures(),
 }
 
 
@@ -631,42 +631,83 @@ def assert_record_at_the_clip(ctx, gradient_clip):
     assert len(set(ctx.stats[0, :-1])) == 1  # the other records are all alike
 
 
-@pytest.mark.parametrize("kind", ["regressor", "classifier"])
-def test_audit_initial_score(record_audit, monkeypatch, kind):
-    # (a) The DP initial score alone (noise="laplace": pure DP, the claim is exact).
-    # Regression: D1 adds a record with y at the upper bound (sum +1, count +1);
-    # classification: a record of class 1 (one count +1). Replayed from the calls a real
-    # fit makes on each dataset.
-    epsilon, init_fraction = 2.0, 0.5
+INIT_EPSILON, INIT_FRACTION = 2.0, 0.5
+
+
+def init_audit(monkeypatch, kind, n_cal, n_test, seed, weights=None):
+    """Audit the DP initial score alone (noise="laplace": pure DP, the claim is exact),
+    replayed from the calls real fits make on D0 and D1 = D0 plus a record: with y at
+    the upper bound (regression: sum and count) or of class 1 (one count). ``weights``:
+    the records' sample weights (D1's record last). Returns ``(result, claim, calls on
+    D1, |shift| of each release between D0 and D1)``."""
     X, y = adversarial_regression(20)
     if kind == "regressor":
-        est = regressor(n_estimators=1, epsilon=epsilon, noise="laplace", y_bounds=(0, 1),
-                        init_fraction=init_fraction, max_depth=1)
+        est = regressor(n_estimators=1, epsilon=INIT_EPSILON, noise="laplace",
+                        y_bounds=(0, 1), init_fraction=INIT_FRACTION, max_depth=1)
         n_init = 2
     else:
-        est = classifier(n_estimators=1, epsilon=epsilon, noise="laplace", classes=[0, 1],
-                         init_fraction=init_fraction, max_depth=1)
+        est = classifier(n_estimators=1, epsilon=INIT_EPSILON, noise="laplace",
+                         classes=[0, 1], init_fraction=INIT_FRACTION, max_depth=1)
         n_init = 1
     calls, release = record_releases(monkeypatch)
     inits = []
-    for Xd, yd in ((X[:-1], y[:-1]), (X, y)):
+    for n in (len(y) - 1, len(y)):
         calls.clear()
-        est.fit(Xd, yd)
+        est.fit(X[:n], y[:n], sample_weight=None if weights is None else weights[:n])
         inits.append([dict(c) for c in calls[:n_init]])
-    claim = init_fraction * epsilon
-    assert math.isclose(sum(c["budget"] for c in inits[1]), claim)
-    assert all(c["sensitivity"] == 1.0 for c in inits[1])
-    shift = [c1["values"] - c0["values"] for c0, c1 in zip(*inits)]
-    # the neighbours move every released init quantity by exactly the sensitivity
-    assert [float(np.abs(s).sum()) for s in shift] == [1.0] * n_init
+    shift = [float(np.abs(c1["values"] - c0["values"]).sum()) for c0, c1 in zip(*inits)]
 
     def statistic(outs):  # the sum, plus the count for regression; class 1's count
         return float(sum(np.ravel(o)[-1] for o in outs))
 
     res = audit_samplers(replay_sampler(inits[0], release, statistic),
-                         replay_sampler(inits[1], release, statistic), N_CAL, N_TEST, 11)
+                         replay_sampler(inits[1], release, statistic), n_cal, n_test, seed)
+    return res, INIT_FRACTION * INIT_EPSILON, inits[1], shift
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_audit_initial_score(record_audit, monkeypatch, kind):
+    # (a) The DP initial score alone.
+    res, claim, calls, shift = init_audit(monkeypatch, kind, N_CAL, N_TEST, 11)
+    assert math.isclose(sum(c["budget"] for c in calls), claim)
+    assert all(c["sensitivity"] == 1.0 for c in calls)
+    # the neighbours move every released init quantity by exactly the sensitivity
+    assert shift == [1.0] * len(calls)
     record_audit(res, claim).assert_within(claim)
     assert res.epsilon_lower_bound > 0.4 * claim
+
+
+def canary_weights(canary_weight):
+    """The shared records weigh 0.5, D1's extra record ``canary_weight``."""
+    weights = np.full(21, 0.5)
+    weights[-1] = canary_weight
+    return weights
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_audit_initial_score_with_sample_weights(record_audit, monkeypatch, kind):
+    # (a') The same with sample weights: a record of weight 1, the most it may weigh,
+    # moves the weighted count (and the weighted sum of targets in [0, 1]) by 1 each,
+    # the sensitivity of the unweighted release.
+    res, claim, _, shift = init_audit(monkeypatch, kind, N_CAL, N_TEST, 21,
+                                      canary_weights(1.0))
+    assert sum(shift) == (2.0 if kind == "regressor" else 1.0)
+    record_audit(res, claim).assert_within(claim)
+    assert res.epsilon_lower_bound > 0.4 * claim
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_control_unbounded_sample_weight_is_flagged(record_audit, monkeypatch, kind):
+    # POSITIVE CONTROL: the range check of the weights removed, the extra record weighs
+    # 4. (Its gradient and Hessian would still be bounded: the weighted values are
+    # clipped again as they are rounded; its count is not.)
+    monkeypatch.setattr(_array, "check_sample_weight",
+                        lambda w, n: None if w is None else np.asarray(w, dtype=float))
+    res, claim, _, shift = init_audit(monkeypatch, kind, N_CAL_CONTROL, N_TEST_CONTROL, 22,
+                                      canary_weights(4.0))
+    assert sum(shift) == (5.0 if kind == "regressor" else 4.0)
+    record_audit(res, claim)
+    assert not res.check(claim), res.summary()
 
 
 def leaf_value_statistic(reg_lambda, leaf):

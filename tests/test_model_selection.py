@@ -240,23 +240,38 @@ _AUDIT = dict(n_calibration=2_000, n_test=8_000, batch=False, alpha=ALPHA)
 class _UnNoisedSearch(DPRandomSearch):
     """Broken: releases the argmax of the exact validation scores."""
 
-    def _noisy_score(self, model, X_val, y_val, epsilon_t, bound, rng):
-        return float(np.count_nonzero(model.predict(X_val) == y_val))
+    def _noisy_score(self, model, X_val, y_val, w_val, epsilon_t, bound, rng):
+        correct = model.predict(X_val) == y_val
+        return float(correct.sum() if w_val is None else w_val @ correct)
 
 
-def _sampler(cls, X, y, claim=_CLAIM, mean_trials=5):
+class _WeightedConstantClassifier(_ConstantClassifier):
+    """:class:`_ConstantClassifier` whose ``fit`` takes (and ignores) sample weights."""
+
+    def fit(self, X, y, sample_weight=None):
+        return super().fit(X, y)
+
+
+def _sampler(cls, X, y, claim=_CLAIM, mean_trials=5, weights=None):
+    estimator = _ConstantClassifier() if weights is None else _WeightedConstantClassifier()
+
     def sample(rng):
-        search = cls(_ConstantClassifier(), {"c": [0, 1]}, epsilon=claim,
+        search = cls(estimator, {"c": [0, 1]}, epsilon=claim,
                      mean_trials=mean_trials,
                      validation_fraction=0.95, accountant=BudgetAccountant(),
-                     random_state=rng).fit(X, y)
+                     random_state=rng).fit(X, y, sample_weight=weights)
         return search.best_params_["c"]
     return sample
 
 
-def _audit(cls, seed, claim=_CLAIM, mean_trials=5, **kwargs):
-    return audit_pair(_sampler(cls, _X0, _Y0, claim, mean_trials),
-                      _sampler(cls, _X1, _Y1, claim, mean_trials),
+# With sample weights: D0's records weigh 0.5, D1's extra record 1 (the most it may).
+_W0, _W1 = np.full(3, 0.5), np.array([0.5, 0.5, 0.5, 1.0])
+
+
+def _audit(cls, seed, claim=_CLAIM, mean_trials=5, weighted=False, **kwargs):
+    w0, w1 = (_W0, _W1) if weighted else (None, None)
+    return audit_pair(_sampler(cls, _X0, _Y0, claim, mean_trials, w0),
+                      _sampler(cls, _X1, _Y1, claim, mean_trials, w1),
                       random_state=seed, **{**_AUDIT, **kwargs})
 
 
@@ -282,6 +297,54 @@ def test_audit_flags_unnoised_argmax():
     res = _audit(_UnNoisedSearch, seed=1)
     print(res.summary())
     assert not res.check(_CLAIM), res.summary()
+
+
+def test_audit_weighted_search_within_claim():
+    # The weighted scores: a validation record of weight 1 adds at most 1 to them.
+    res = _audit(DPRandomSearch, seed=3, weighted=True)
+    print(res.summary())
+    res.assert_within(_CLAIM)
+
+
+def test_audit_flags_unnoised_weighted_argmax():
+    res = _audit(_UnNoisedSearch, seed=4, weighted=True)
+    print(res.summary())
+    assert not res.check(_CLAIM), res.summary()
+
+
+def test_sample_weight_goes_to_the_trials_and_their_estimator_must_take_it():
+    X, y = _data()
+    w = np.round(np.random.default_rng(5).random(len(y)) * 1024) / 1024  # on the grid
+    seen = []
+
+    class Spy(_WeightedConstantClassifier):
+        def fit(self, X, y, sample_weight=None):
+            seen.append(sample_weight)
+            return super().fit(X, y)
+
+    search = DPRandomSearch(Spy(), {"c": [0, 1]}, epsilon=0.6, accountant=BudgetAccountant(),
+                            random_state=0).fit(X, y, sample_weight=w)
+    assert seen and all(s is not None and len(s) < len(w) for s in seen)
+    assert set(np.concatenate(seen)) <= set(w)
+    assert search.epsilon_spent_ == 0.6
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        DPRandomSearch(_ConstantClassifier(), {"c": [0, 1]}, epsilon=0.6,
+                       accountant=acc).fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match=r"sample_weight must be in \[0, 1\]"):
+        DPRandomSearch(Spy(), {"c": [0, 1]}, epsilon=0.6,
+                       accountant=acc).fit(X, y, sample_weight=w + 1)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_weighted_search_with_a_boosted_model():
+    X, y = _data(2000)
+    w = np.where(X[:, 0] > 0, 1.0, 0.5)
+    search = DPRandomSearch(_gb(), {"learning_rate": [0.1, 0.3]}, epsilon=3.0,
+                            accountant=BudgetAccountant(), random_state=0)
+    search.fit(X, y, sample_weight=w)
+    assert search.best_params_["learning_rate"] in (0.1, 0.3)
+    assert search.epsilon_spent_ == 3.0 and search.score(X, y) > 0.6
 
 
 # -- the Adult benchmark script ----------------------------------------------------------

@@ -93,10 +93,16 @@ def encode_regression_targets(source, y_bounds):
     return checked
 
 
-def open_source(X, y, *, n_jobs=1):
+def open_source(X, y, *, n_jobs=1, sample_weight=None):
     """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps,
     :class:`Blocks` and :class:`Parquet` files in blocks on ``n_jobs`` threads, anything
-    else in memory (``n_jobs`` blocks of rows for the estimators that run on blocks)."""
+    else in memory (``n_jobs`` blocks of rows for the estimators that run on blocks).
+    ``sample_weight`` (rows in memory only) is checked by the source."""
+    if sample_weight is not None and is_blockwise(X, y):
+        raise ValueError(
+            "sample_weight is supported for data in memory only; this X is read in "
+            "blocks (Dask, numpy.memmap, Blocks or Parquet). Load it into memory, or "
+            "fit without weights.")
     if _is_dask(X) or _is_dask(y):
         from dptrees._sources._dask import DaskSource
 
@@ -108,4 +114,4 @@ def open_source(X, y, *, n_jobs=1):
         return BlockSource(X, y, block_bounds=X.block_bounds(), n_jobs=n_jobs)
     if isinstance(X, np.memmap):
         return BlockSource(X, y, n_jobs=n_jobs)
-    return ArraySource(X, y, n_jobs=n_jobs)
+    return ArraySource(X, y, n_jobs=n_jobs, sample_weight=sample_weight)

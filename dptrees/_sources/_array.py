@@ -16,6 +16,7 @@ from dptrees._sources._blockwise import add_up
 from dptrees.validation import (
     check_classes,
     check_features,
+    check_sample_weight,
     check_targets_regression,
 )
 
@@ -32,13 +33,18 @@ class ArraySource:
     :class:`~dptrees._sources._blockwise.BlockwiseSource`: ``code_blocks``,
     ``label_blocks``, ``_keep``, ``_reduce``, ``_sum``), the rows are ``n_jobs`` blocks of
     consecutive rows, views of the arrays, run on ``n_jobs`` threads.
+
+    ``sample_weight``: each record's weight in [0, 1] (None: 1 each), which scales the
+    record in every statistic (:func:`~dptrees.validation.check_sample_weight`); kept as
+    ``weights``.
     """
 
     inplace = True
 
-    def __init__(self, X, y, *, n_jobs=1):
+    def __init__(self, X, y, *, n_jobs=1, sample_weight=None):
         self.X = check_features(X)
         self.n_samples, self.n_features = self.X.shape
+        self.weights = check_sample_weight(sample_weight, self.n_samples)
         self.y = y
         self.codes = None
         self.labels = None
@@ -57,6 +63,13 @@ class ArraySource:
     @property
     def label_blocks(self):
         return [self.labels[a:b] for a, b in self.bounds]
+
+    @property
+    def weight_blocks(self):
+        """Per-block sample weights (None when every record weighs 1)."""
+        if self.weights is None:
+            return None
+        return [self.weights[a:b] for a, b in self.bounds]
 
     def _keep(self, fn, columns, spill=False, **common):
         return list(map_blocks(fn, columns, common, self.n_jobs))
@@ -92,10 +105,15 @@ class ArraySource:
         self.codes = binner.transform(self.X)
 
     def class_counts(self, n_classes):
-        return _rows.block_class_counts(self.labels, n_classes)
+        return _rows.block_class_counts(self.labels, n_classes, self.weights)
 
     def target_fixed_sum(self, scale):
-        return _rows.block_fixed_units(self.labels, scale)
+        targets = self.labels if self.weights is None else self.labels * self.weights
+        return _rows.block_fixed_units(targets, scale)
+
+    def record_count(self):
+        """The number of records, or the sum of their weights (exact: grid multiples)."""
+        return self.n_samples if self.weights is None else float(self.weights.sum())
 
     def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
         return ArrayBoostingRows(self, loss, fixed, init, n_bins, n_jobs, executor)
@@ -124,6 +142,7 @@ class ArrayBoostingRows:
         self.codes_by_feature = np.ascontiguousarray(source.codes.T)
         self.n_features = source.n_features
         self.targets = _rows.loss_targets(source.labels, loss)
+        self.weights = source.weights
         self.n_jobs, self.executor = n_jobs, executor
         self.stats = np.empty((2, n), dtype=np.int64)
         if loss.constant_hessian:
@@ -140,7 +159,8 @@ class ArrayBoostingRows:
         self.sampled = sample_rng is not None
         if self.sampled:  # each row independently w.p. probability, in row order
             self.all_rows = _rows.poisson_sample(n, probability, sample_rng)
-        _rows.gradient_stats(self.loss, self.fixed, self.targets, self.state, k, self.stats)
+        _rows.gradient_stats(self.loss, self.fixed, self.targets, self.state, k, self.stats,
+                             self.weights)
         self.feature, self.bin_threshold = feature, bin_threshold
         # Rows in increasing order: every node's slice is then sorted (the partition is
         # stable), so histograms read the codes nearly sequentially.

@@ -38,6 +38,8 @@ class BlockwiseSource:
 
     codes = None
     labels = None
+    weights = None  # sample weights are for rows in memory (see open_source)
+    weight_blocks = None
 
     @property
     def code_blocks(self):
@@ -96,6 +98,9 @@ class BlockwiseSource:
 
     def target_fixed_sum(self, scale):
         return int(self._sum(_rows.block_fixed_units, [self.labels], scale=scale))
+
+    def record_count(self):
+        return self.n_samples
 
     def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
         return BlockwiseBoostingRows(self, loss, fixed, init, n_bins)

@@ -41,13 +41,17 @@ class ClientRows:
     client_ids : intp array of shape (n,)
         Each record's client, in ``0 .. n_clients - 1``.
     n_clients : int
+    weights : float array of shape (n,) or None
+        Each record's sample weight in [0, 1] (None: 1 each); it scales the record in
+        its client's vectors.
     """
 
-    def __init__(self, codes, targets, client_ids, n_clients):
+    def __init__(self, codes, targets, client_ids, n_clients, weights=None):
         order = np.argsort(client_ids, kind="stable")
         self.cuts = np.searchsorted(client_ids[order], np.arange(n_clients + 1))
         self.codes = np.ascontiguousarray(codes[order])
         self.targets = np.asarray(targets)[order]
+        self.weights = None if weights is None else weights[order]
         self._raw = None  # (n_outputs, n): the public model's raw scores of every record
         self._synced = 0
 
@@ -79,13 +83,18 @@ class ClientRows:
         records (it takes no part, as if absent)."""
         out = []
         for c in clients:
-            targets = self.targets[self.cuts[c]:self.cuts[c + 1]]
+            rows = slice(self.cuts[c], self.cuts[c + 1])
+            targets = self.targets[rows]
+            weight = None if self.weights is None else self.weights[rows]
             if targets.shape[0] == 0:
                 out.append(None)
             elif init_kind == "regression":
-                out.append(np.array([math.fsum(targets), float(targets.shape[0])]))
+                out.append(np.array([math.fsum(targets), float(targets.shape[0])])
+                           if weight is None else
+                           np.array([math.fsum(targets * weight), math.fsum(weight)]))
             else:
-                out.append(_rows.block_class_counts(targets, n_classes).astype(np.float64))
+                out.append(_rows.block_class_counts(targets, n_classes, weight)
+                           .astype(np.float64))
         return out
 
     def tree_updates(self, clients, structures, loss, fixed, hessian_weight):
@@ -101,11 +110,13 @@ class ClientRows:
         codes = self.codes[rows]
         targets = self.targets[rows]
         raw = np.ascontiguousarray(self._raw[:, rows])
+        weights = None if self.weights is None else self.weights[rows]
         n_slots = len(clients) * n_leaves
         out = np.zeros((len(clients), 2 * n_trees * n_leaves))
         leaf = np.empty(rows.shape[0], dtype=np.int64)
         for k, (feature, bin_threshold) in enumerate(structures):
-            stats = _rows.block_gradient_stats(targets, raw, _rows.GradientSpec(loss, fixed, k))
+            stats = _rows.block_gradient_stats(targets, raw, _rows.GradientSpec(loss, fixed, k),
+                                               weight=weights)
             _tree.apply(codes, feature, bin_threshold, left, right, leaf)
             slot = position * n_leaves + (leaf - n_internal)
             by_slot = np.argsort(slot, kind="stable")

@@ -141,9 +141,14 @@ def block_target_minmax(y_block):
     return np.array([y.min(), y.max()])
 
 
-def block_class_counts(labels, n_classes):
-    """Exact class counts of a block of class indices."""
-    return np.bincount(np.asarray(labels, dtype=np.intp), minlength=n_classes).astype(np.int64)
+def block_class_counts(labels, n_classes, weight=None):
+    """Exact class counts of a block of class indices; with ``weight`` (multiples of
+    :data:`~dptrees.validation.WEIGHT_GRID`, so float64 sums of fewer than ``2**33`` of
+    them are exact), the sums of the weights by class."""
+    labels = np.asarray(labels, dtype=np.intp)
+    if weight is not None:
+        return np.bincount(labels, weights=weight, minlength=n_classes)
+    return np.bincount(labels, minlength=n_classes).astype(np.int64)
 
 
 def block_fixed_units(y01, scale):
@@ -170,27 +175,42 @@ def loss_targets(labels, loss):
     return np.asarray(labels, dtype=np.float64)
 
 
-def gradient_stats(loss, fixed, targets, state, k, stats):
+def gradient_stats(loss, fixed, targets, state, k, stats, weight=None):
     """Write output ``k``'s clipped fixed-point gradients (and Hessians, unless constant:
     then ``stats[1]`` already holds them) into the int64 rows of ``stats``, from the
-    loss's ``state`` of the scores."""
+    loss's ``state`` of the scores.
+
+    ``weight``: each record's sample weight in [0, 1] (None: 1 each), which scales its
+    clipped gradient and Hessian (a record of weight 1/2 counts half); a constant Hessian
+    (1) becomes the weight itself, so ``fixed`` must then have a fixed-point Hessian
+    scale. Scaled by at most 1, each value stays in its public clipping range and every
+    sensitivity is unchanged.
+    """
     g, h = loss.gradients(targets, state, k)
-    fixed.to_stats(g, None if loss.constant_hessian else h, stats)
+    if weight is None:
+        fixed.to_stats(g, None if loss.constant_hessian else h, stats)
+        return
+    if loss.constant_hessian and fixed.h_scale == 1.0:
+        raise ValueError("weighted constant Hessians need a fixed-point Hessian scale")
+    g = np.clip(g, -fixed.g_clip, fixed.g_clip) * weight
+    h = weight if loss.constant_hessian else np.clip(h, 0.0, fixed.h_clip) * weight
+    fixed.to_stats(g, h, stats)
 
 
-def block_gradient_stats(targets, raw, spec, mask=None):
+def block_gradient_stats(targets, raw, spec, mask=None, weight=None):
     """int64 ``(2, m)`` clipped fixed-point gradients and Hessians of a block.
 
     ``raw``: the block's scores, shape ``(n_outputs, m)`` (those of the current batch's
     start); ``mask``: the rows of the tree's Poisson sample (others get 0, so they add
-    nothing to any sum).
+    nothing to any sum); ``weight``: the rows' sample weights (see
+    :func:`gradient_stats`).
     """
     loss, fixed, k = spec
     stats = np.empty((2, raw.shape[1]), dtype=np.int64)
     if loss.constant_hessian:
         stats[1].fill(1)
     gradient_stats(loss, fixed, loss_targets(targets, loss), loss.round_state(raw.T), k,
-                   stats)
+                   stats, weight)
     if mask is not None:
         stats[:, ~mask] = 0
     return stats

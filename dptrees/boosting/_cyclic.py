@@ -24,6 +24,10 @@ bounds ``y_bounds`` or the ``classes``, and every hyper-parameter are public. Re
   value, so it pays nothing for that release;
 * **per cycle, the intercept**: the sums of ``g`` and ``h`` over all records.
 
+With sample weights in [0, 1] every record's count, target, ``g`` and ``h`` are scaled by
+its weight, inside the unweighted ranges: the sensitivities are unchanged, and a record's
+individual cost (below) is that of its weighted contribution.
+
 **Individual accounting** (:mod:`dptrees._individual_filter`). Each record is charged,
 per release, its own zCDP cost ``((c + r) / (S + r))**2 rho_release``, where ``c`` is its
 actual clipped gradient (or Hessian) and ``rho_release`` the cost of a worst-case record:
@@ -145,7 +149,9 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         Releases the pair (sum over records of the capped number, ``T`` times the record
         count): one record moves it by at most ``(T, T)``, L2 sensitivity ``sqrt(2) T``
         (the count scaled by ``T`` gets the same relative noise as the sum); Gaussian
-        noise, ``budget``-zCDP, paid by every record. The mean is post-processing.
+        noise, ``budget``-zCDP, paid by every record. Sample weights play no part: the
+        density is of the records' features, whatever they weigh. The mean is
+        post-processing.
         """
         cap = cls.density_clip(n_features)
         exact = np.array([rows.capped_active_features(cap), cap * n_samples], dtype=float)
@@ -172,7 +178,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
             return (1.0 / math.sqrt(2.0 * per_release * (1 - _HESSIAN_SHARE)),
                     1.0 / math.sqrt(2.0 * per_release * _HESSIAN_SHARE))
 
-        fixed = self._fixed_point(loss)
+        fixed = self._fixed_point(loss, source.weights is not None)
         n_bins = self.n_bins
         try:
             plan.check(1.0, init_budget / 2, 256)

@@ -33,14 +33,15 @@ class ReleaseCost(NamedTuple):
     h_multiplier: float
 
 
-def _admitted_stats(targets, raw, record_filter, cost, k, in_release, n_values):
-    """Fixed-point ``(g, h)`` of output ``k`` of a block's records and the indices of
-    those the filter admits to a release of ``n_values`` values (it charges them)."""
+def _admitted_stats(targets, raw, record_filter, cost, k, in_release, n_values, weight):
+    """Fixed-point ``(g, h)`` of output ``k`` of a block's records (scaled by their sample
+    ``weight``, None: 1 each) and the indices of those the filter admits to a release of
+    ``n_values`` values (it charges them: a lighter record pays less)."""
     loss, fixed = cost.loss, cost.fixed
     stats = np.empty((2, raw.shape[0]), dtype=np.int64)
     if loss.constant_hessian:
         stats[1].fill(1)
-    _rows.gradient_stats(loss, fixed, targets, loss.round_state(raw), k, stats)
+    _rows.gradient_stats(loss, fixed, targets, loss.round_state(raw), k, stats, weight)
     costs = (individual_cost(np.abs(stats[0]) / fixed.g_scale, fixed.g_sens,
                              cost.g_multiplier, n_values)
              + individual_cost(stats[1] / fixed.h_scale, fixed.h_sens, cost.h_multiplier,
@@ -67,26 +68,28 @@ def _new_filter(codes, budget):
     return IndividualFilter(codes.shape[0], budget)
 
 
-def _feature_release(codes, targets, raw, record_filter, cost, k, feature, n_bins,
-                     inplace):
+def _feature_release(codes, targets, raw, record_filter, weight=None, *, cost, k, feature,
+                     n_bins, inplace):
     """``(filter, (n_bins, 2) sums of the admitted records by bin of feature)``; records
-    in bin 0 take no part (their bin is not released)."""
+    in bin 0 take no part (their bin is not released). ``weight``: the block's sample
+    weights (None: 1 each)."""
     if not inplace:
         record_filter = copy.deepcopy(record_filter)
     column = np.ascontiguousarray(np.asarray(codes)[:, feature])
     stats, admitted = _admitted_stats(targets, raw, record_filter, cost, k, column != 0,
-                                      n_bins - 1)
+                                      n_bins - 1, weight)
     hist = np.zeros((1, n_bins, 2), dtype=np.int64)
     _histogram.node_histogram(column[None, :], admitted, stats, hist)
     return record_filter, hist[0]
 
 
-def _intercept_release(targets, raw, record_filter, cost, k, inplace):
+def _intercept_release(targets, raw, record_filter, weight=None, *, cost, k, inplace):
     """``(filter, (2,) sums of the admitted records)``; every record takes part."""
     if not inplace:
         record_filter = copy.deepcopy(record_filter)
     everyone = np.ones(raw.shape[0], dtype=bool)
-    stats, admitted = _admitted_stats(targets, raw, record_filter, cost, k, everyone, 1)
+    stats, admitted = _admitted_stats(targets, raw, record_filter, cost, k, everyone, 1,
+                                      weight)
     return record_filter, stats[:, admitted].sum(axis=1)
 
 
@@ -136,6 +139,8 @@ class CyclicRows:
 
     def _release(self, fn, columns, **common):
         src = self.source
+        if src.weight_blocks is not None:  # rows in memory with sample weights
+            columns = columns + [src.weight_blocks]
         pairs = src._keep(fn, columns, inplace=src.inplace, **common)
         self.filters = src._keep(_item, [pairs], i=0)
         return src._sum(_item, [pairs], i=1)

@@ -30,6 +30,17 @@ a function of the public parameters only), optionally clipped to ``leaf_clip``, 
 ``learning_rate / batch_size``, are post-processing. The shrinkage is what makes a model
 with too little budget fall back to its (noisy) initial score instead of following noise.
 
+**Sample weights** (``fit(X, y, sample_weight=w)``, every ``w`` in [0, 1], rows in
+memory): a record's count, rescaled target, class count, clipped gradient and clipped
+Hessian are each multiplied by its weight (the constant Hessian of squared error becomes
+the weight, on a fixed-point grid) before they are summed. Every range above contains 0,
+so a weighted record's contribution stays in the range of an unweighted one and moves
+every release by at most the sensitivity stated for it; the budget and the ledger are
+unchanged. A weight is the record's own private data (no record's weight depends on
+another's); weights above 1 are refused by
+:func:`~dptrees.validation.check_sample_weight`. A weight of 1 gives the unweighted sums
+bit for bit (the fixed-point scales are powers of two), a weight of 0 adds nothing.
+
 With ``subsample=q`` (``split="random"`` only) each tree reads a Poisson sample of the
 records, each record independently with probability ``q``
 (:func:`dptrees._sources._rows.poisson_sample`, from a generator that reads no data);
@@ -290,12 +301,13 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
                 "delta).")
 
     @contextmanager
-    def _open(self, X, y):
-        """The source of ``fit(X, y)``'s rows (:func:`dptrees._sources.open_source`),
-        closed (its temporary files removed) when the fit ends or fails. A data frame's
-        column names become ``feature_names_in_``."""
+    def _open(self, X, y, sample_weight=None):
+        """The source of ``fit(X, y, sample_weight)``'s rows
+        (:func:`dptrees._sources.open_source`), closed (its temporary files removed) when
+        the fit ends or fails. A data frame's column names become ``feature_names_in_``."""
         X = fit_columns(self, X)
-        source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)))
+        source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)),
+                             sample_weight=sample_weight)
         try:
             yield source
         finally:
@@ -313,18 +325,22 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         source.bin(binner)
         return binner, source.codes, leaks
 
-    def _fixed_point(self, loss):
+    def _fixed_point(self, loss, weighted=False):
         """Public fixed-point scales and per-record sensitivities of ``(g, h)`` sums.
 
         The scales depend on public values only (the row cap, not the row count): with
         a scale read from n, one added record could re-round every other record's value
         and move a sum by more than one record's bound. One record moves a fixed-point
-        sum by its rounded value, at most ``ceil(bound * scale) / scale``.
+        sum by its rounded value, at most ``ceil(bound * scale) / scale``. A constant
+        Hessian (1: the sum is a count) needs no fractional bits, unless the records are
+        ``weighted`` (it is then the weight, in [0, 1]); the scales are powers of two,
+        so a record of weight 1 gives the same sums either way.
         """
         g_clip = float(self.gradient_clip)
         h_clip = float(loss.hessian_bound)
         g_scale = fixed_point_scale((-g_clip, g_clip), _MAX_ROWS)
-        h_scale = 1.0 if loss.constant_hessian else fixed_point_scale((0.0, h_clip), _MAX_ROWS)
+        h_scale = (1.0 if loss.constant_hessian and not weighted
+                   else fixed_point_scale((0.0, h_clip), _MAX_ROWS))
         return _FixedPoint(g_clip, h_clip, g_scale, h_scale,
                            math.ceil(g_clip * g_scale) / g_scale,
                            math.ceil(h_clip * h_scale) / h_scale)
@@ -521,7 +537,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         init_budget, leaf_budget, level_budget = self._tree_budgets(plan, n_trees)
         if self.subsample is not None:
             leaf_budget = plan.subsampled_budget(init_budget, n_trees)
-        fixed = self._fixed_point(loss)
+        fixed = self._fixed_point(loss, source.weights is not None)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
         try:
             self._check_releases(plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
@@ -627,6 +643,20 @@ _FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountan
         Dask array or dataframe (statistics computed where the partitions live). The
         model is the same from each.
 
+        Parameters
+        ----------
+        X : array-like, DataFrame, memmap, Blocks, Parquet or Dask collection
+            Training features, of shape (n_samples, n_features).
+        y : array-like of shape (n_samples,)
+            Targets (regression) or class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight, in [0, 1] (for data in memory): it scales the record's
+            count, target, gradient and Hessian in every statistic, so one record still
+            moves each release by at most what an unweighted record does (the same
+            sensitivities, the same guarantee). Weights above 1 are refused; divide by a
+            public upper bound. A weight of 1 is the unweighted record: all ones give the
+            model fitted without weights.
+
         Returns
         -------
         self
@@ -638,9 +668,9 @@ class _SquaredErrorFit:
     and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         params = self._check_params()
-        with self._open(X, y) as source:
+        with self._open(X, y, sample_weight) as source:
             source.check_regression_targets()
             binner, leaks = self._binner(source)
             y_bounds = encode_regression_targets(source, self.y_bounds)
@@ -651,8 +681,8 @@ class _SquaredErrorFit:
             # The starting sum, as an exact fixed-point integer over its own scale.
             scale = fixed_point_scale((0.0, 1.0), _MAX_ROWS)
             total = source.target_fixed_sum(scale) / scale
-            self._fit(params, source, SquaredError(), (total, source.n_samples), 2, leaks,
-                      binner)
+            self._fit(params, source, SquaredError(), (total, source.record_count()), 2,
+                      leaks, binner)
         self.y_bounds_ = (lower, upper)
         return self
 
@@ -664,9 +694,9 @@ class _LogLossFit:
     ``_fit`` does the boosting on a source of rows."""
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         params = self._check_params()
-        with self._open(X, y) as source:
+        with self._open(X, y, sample_weight) as source:
             classes, class_leak = source.encode_classes(self.classes)
             binner, leaks = self._binner(source)
             if class_leak is not None:

@@ -49,11 +49,10 @@ from dptrees._sources._rows import TreeTargets, heap_routing
 from dptrees._tree_structure import Tree
 from dptrees.boosting._trees import heap_children
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
+from dptrees.validation import WEIGHT_GRID  # weights are multiples of it (see above)
 
 __all__ = ["WEIGHT_GRID", "WeightedRows", "WeightedTree", "fit_weighted_tree", "learner_budget"]
 
-#: Weights are multiples of this (see the module docstring).
-WEIGHT_GRID = 2.0**-20
 #: Largest total weight for which float64 sums of grid multiples stay exact.
 MAX_TOTAL_WEIGHT = 2.0**53 * WEIGHT_GRID
 

@@ -24,6 +24,9 @@ What one fit releases, and the sensitivity of every release (all through one
   the public Hessian weight ``w = gradient_clip / (8 hessian_bound)`` (0.5 for log-loss
   at the default ``gradient_clip=1``), clipped to L2 norm ``S`` and rounded.
 
+With sample weights (in [0, 1]) a record's count, target, gradient and Hessian are scaled
+by its weight inside its client's vector, which is then clipped as any other.
+
 Whatever a client holds, its vector has norm at most ``S`` after clipping, so adding or
 removing the client moves the round's sum by at most ``S + sqrt(d) 2**-25`` in L2
 (rounding included; :meth:`DPAggregator.sensitivity`), *independently of its number of
@@ -88,6 +91,7 @@ from dptrees.validation import (
     check_in,
     check_positive_int,
     check_positive_number,
+    check_sample_weight,
     check_targets_regression,
     check_y_bounds,
     clip,
@@ -170,7 +174,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     """Federated fitting; prediction is the centralised estimators' (same trees)."""
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None) -> Self:
         """Fit across the clients given by ``clients``.
 
         Parameters
@@ -182,6 +187,11 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             makes every row a client of its own: the guarantee is then for one record.
             A metadata-routed fit parameter (``set_fit_request(clients=True)``), so that
             pipelines and cross-validation pass it along.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight, in [0, 1]: it scales the record's count, target,
+            gradient and Hessian in its client's vectors. The guarantee is unchanged
+            (each client's vector is clipped whatever its records weigh). All ones give
+            the model fitted without weights.
 
         Returns
         -------
@@ -191,8 +201,9 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         X = fit_columns(self, X)
         try:
             X = check_features(X)
+            weights = check_sample_weight(sample_weight, X.shape[0])
             targets, loss, kind, n_classes, leaks, fitted = self._encode_targets(y, X.shape[0])
-            self._fed_fit(X, targets, clients, loss, kind, n_classes, leaks)
+            self._fed_fit(X, targets, clients, loss, kind, n_classes, leaks, weights)
             for name, value in fitted.items():
                 setattr(self, name, value)
         finally:
@@ -264,7 +275,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             return AdaptiveClip(1.0)
         return FixedClip(float(self.clip_norm))
 
-    def _fed_fit(self, X, targets, clients, loss, init_kind, n_classes, leaks):
+    def _fed_fit(self, X, targets, clients, loss, init_kind, n_classes, leaks, weights=None):
         epsilon, delta = self._params
         ids, n_clients = check_clients(clients, X.shape[0], self.n_clients)
         self._records_are_clients = clients is None
@@ -305,9 +316,9 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             )
 
         hessian_weight = _HESSIAN_FACTOR * float(self.gradient_clip) / loss.hessian_bound
-        fixed = self._fixed_point(loss)
+        fixed = self._fixed_point(loss, weights is not None)
         model = _PublicModel(n_outputs, float(self.learning_rate))
-        rows = ClientRows(codes, targets, ids, n_clients)
+        rows = ClientRows(codes, targets, ids, n_clients, weights)
         history = []
 
         def run_round(kind, updates_of, dimension):

@@ -1,0 +1,234 @@
+"""Bounded sample weights: ``fit(X, y, sample_weight=w)`` with ``w`` in [0, 1].
+
+A weight scales everything its record contributes (count, target, class count, gradient,
+Hessian), so a record still moves every release by at most its unweighted sensitivity.
+What is checked here: the weights are validated with clear errors; a weight of 1 is the
+unweighted record and a weight of 0 its removal, bit for bit; the weights steer the fit;
+the guarantee and the ledger do not change; data read in blocks refuses weights; and the
+estimators that take no weights say so the scikit-learn way (no ``sample_weight`` in
+``fit``). The audits of the weighted releases are in ``test_gradient_boosting.py``
+(``test_audit_initial_score_with_sample_weights`` and its positive control).
+"""
+
+import numpy as np
+import pytest
+from sklearn.utils.validation import has_fit_parameter
+
+import dptrees
+from dptrees import (
+    BudgetAccountant,
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
+    DPGradientBoostingClassifier,
+    DPGradientBoostingRegressor,
+)
+from dptrees.boosting._gradient import _FixedPoint
+from dptrees.boosting._losses import BinaryLogistic, SquaredError
+from dptrees.federated import (
+    DPFederatedGradientBoostingClassifier,
+    DPFederatedGradientBoostingRegressor,
+)
+from dptrees._sources import _rows
+from dptrees.validation import WEIGHT_GRID, check_sample_weight
+
+N = 3000
+
+#: Every estimator that takes sample weights, with its public inputs.
+WEIGHTED = [
+    (DPGradientBoostingClassifier, "classification", {}),
+    (DPGradientBoostingRegressor, "regression", {}),
+    (DPGradientBoostingClassifier, "classification", {"split": "private"}),
+    (DPExplainableBoostingClassifier, "classification", {}),
+    (DPExplainableBoostingRegressor, "regression", {}),
+    (DPFederatedGradientBoostingClassifier, "classification", {"n_clients": N}),
+    (DPFederatedGradientBoostingRegressor, "regression", {"n_clients": N}),
+]
+IDS = [f"{cls.__name__}{'-' + '-'.join(kw) if kw else ''}" for cls, _, kw in WEIGHTED]
+
+
+def data(task, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    if task == "classification":
+        y = (X[:, 0] + 0.2 * rng.standard_normal(n) > 0.5).astype(int)
+    else:
+        y = X[:, 0] + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def build(cls, task, extra, **params):
+    public = {"classes": [0, 1]} if task == "classification" else {"y_bounds": (-1.0, 2.0)}
+    return cls(bounds=(0.0, 1.0), accountant=BudgetAccountant(), random_state=0,
+               **public, **extra, **params)
+
+
+def outputs(est, X):
+    return est.predict_proba(X) if hasattr(est, "predict_proba") else est.predict(X)
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def test_check_sample_weight_rounds_to_the_grid_and_copies():
+    w = np.array([0.0, 0.3, 1.0, 1e-9])
+    out = check_sample_weight(w, 4)
+    assert out is not w and np.array_equal(w, [0.0, 0.3, 1.0, 1e-9])  # not overwritten
+    assert np.array_equal(out, np.rint(w / WEIGHT_GRID) * WEIGHT_GRID)
+    assert out[3] == 0.0 and out[2] == 1.0
+    assert check_sample_weight(None, 4) is None
+    assert np.array_equal(check_sample_weight([1, 0, True, 0.5], 4), [1, 0, 1, 0.5])
+
+
+def test_check_sample_weight_accepts_a_pandas_series():
+    pd = pytest.importorskip("pandas")
+    assert np.array_equal(check_sample_weight(pd.Series([0.5, 1.0]), 2), [0.5, 1.0])
+
+
+@pytest.mark.parametrize("weights, error, match", [
+    (np.ones(5), ValueError, "sample_weight has 5 samples, but X has 4"),
+    (np.ones((4, 1)), ValueError, r"1D array of shape \(n_samples,\), got an array of shape"),
+    (0.5, ValueError, "got a scalar"),
+    ([0.5, np.nan, 1, 1], ValueError, "contains NaN"),
+    ([0.5, np.inf, 1, 1], ValueError, "infinity"),
+    ([0.5, -0.1, 1, 1], ValueError, r"must be in \[0, 1\].*public upper bound"),
+    ([0.5, 3.0, 1, 1], ValueError, r"must be in \[0, 1\], got values in \[0.5, 3\]"),
+    (np.zeros(4), ValueError, "all zero"),
+    ([1e-8] * 4, ValueError, "all zero"),
+    (["a", "b", "c", "d"], TypeError, "string"),
+])
+def test_check_sample_weight_errors(weights, error, match):
+    with pytest.raises(error, match=match):
+        check_sample_weight(weights, 4)
+
+
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED, ids=IDS)
+def test_bad_weights_are_refused_before_anything_is_spent(cls, task, extra):
+    X, y = data(task, 200)
+    est = build(cls, task, extra)
+    with pytest.raises(ValueError, match=r"sample_weight must be in \[0, 1\]"):
+        est.fit(X, y, sample_weight=np.full(200, 2.0))
+    assert est.accountant.spent == (0.0, 0.0)
+    assert not hasattr(est, "epsilon_spent_")
+
+
+# -- what the weights mean ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED, ids=IDS)
+def test_weights_of_one_are_the_unweighted_fit(cls, task, extra):
+    X, y = data(task)
+    plain = build(cls, task, extra).fit(X, y)
+    ones = build(cls, task, extra).fit(X, y, sample_weight=np.ones(N))
+    np.testing.assert_array_equal(outputs(plain, X), outputs(ones, X))
+    assert ones.epsilon_spent_ == plain.epsilon_spent_
+    assert ones.delta_spent_ == plain.delta_spent_
+
+
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED[:5], ids=IDS[:5])
+def test_weight_zero_is_removal(cls, task, extra):
+    # Every statistic is an exact sum in which a record of weight 0 adds 0, and no noise
+    # draw depends on the number of rows: the same model as without those rows. (The
+    # EBM's "auto" max_active reads a noisy density of all rows, whatever they weigh, and
+    # federated sampling draws per client: those are left out here.)
+    if cls in (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor):
+        extra = {**extra, "max_active": 3}
+    X, y = data(task)
+    kept = np.random.default_rng(1).random(N) < 0.7
+    removed = build(cls, task, extra).fit(X[kept], y[kept])
+    zero = build(cls, task, extra).fit(X, y, sample_weight=kept.astype(float))
+    np.testing.assert_array_equal(outputs(removed, X), outputs(zero, X))
+
+
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED, ids=IDS)
+def test_weights_steer_the_fit(cls, task, extra):
+    # Two groups with opposite rules; the group is not a feature. Weighting one group
+    # down to 0.02 makes the model follow the other group's rule.
+    rng = np.random.default_rng(3)
+    X = rng.random((2 * N, 4))
+    group = np.arange(2 * N) % 2
+    up = X[:, 0] > 0.5
+    if task == "classification":
+        y = np.where(group == 0, up, ~up).astype(int)
+    else:
+        y = np.where(group == 0, X[:, 0], 1.0 - X[:, 0])
+    if cls in (DPFederatedGradientBoostingClassifier, DPFederatedGradientBoostingRegressor):
+        extra = {**extra, "n_clients": 2 * N}
+    for favoured in (0, 1):
+        w = np.where(group == favoured, 1.0, 0.02)
+        est = build(cls, task, extra, epsilon=5.0).fit(X, y, sample_weight=w)
+        mine, other = group == favoured, group != favoured
+        score = est.score
+        assert score(X[mine], y[mine]) > score(X[other], y[other]) + 0.3, favoured
+
+
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED, ids=IDS)
+def test_weights_change_no_sensitivity_and_no_budget(cls, task, extra):
+    X, y = data(task)
+    plain = build(cls, task, extra).fit(X, y)
+    weighted = build(cls, task, extra).fit(
+        X, y, sample_weight=np.random.default_rng(2).random(N))
+    assert weighted.epsilon_spent_ == plain.epsilon_spent_ <= 1.0
+    assert weighted.privacy_ledger_ == plain.privacy_ledger_
+    assert weighted.accountant.spent == plain.accountant.spent
+
+
+def test_weighted_gradient_statistics_stay_in_the_clipping_range():
+    # What every sensitivity rests on: w g and w h (or w, for a constant Hessian) are
+    # clipped and rounded per record, inside the unweighted ranges.
+    rng = np.random.default_rng(4)
+    n = 1000
+    weight = check_sample_weight(rng.random(n), n)
+    for loss, targets in ((BinaryLogistic(), rng.integers(0, 2, n).astype(float)),
+                          (SquaredError(), rng.random(n))):
+        g_scale, h_scale = 2.0**30, 2.0**32
+        fixed = _FixedPoint(1.0, loss.hessian_bound, g_scale, h_scale,
+                            1.0, loss.hessian_bound)
+        state = loss.round_state(rng.normal(size=(n, 1)))
+        stats = np.empty((2, n), dtype=np.int64)
+        _rows.gradient_stats(loss, fixed, targets, state, 0, stats, weight)
+        g, h = loss.gradients(targets, state, 0)
+        h = np.ones(n) if h is None else h
+        np.testing.assert_allclose(stats[0] / g_scale, np.clip(g, -1, 1) * weight, atol=1e-9)
+        np.testing.assert_allclose(stats[1] / h_scale, h * weight, atol=1e-9)
+        assert np.abs(stats[0]).max() <= g_scale
+        assert 0 <= stats[1].min() and stats[1].max() <= loss.hessian_bound * h_scale
+    with pytest.raises(ValueError, match="fixed-point Hessian scale"):
+        _rows.gradient_stats(SquaredError(), fixed._replace(h_scale=1.0), targets, state, 0,
+                             stats, weight)
+
+
+# -- where weights are not taken ------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, path: np.lib.format.open_memmap(path, mode="w+", dtype=np.float64,
+                                              shape=X.shape),
+    lambda X, path: dptrees.Blocks(X, block_rows=100),
+], ids=["memmap", "Blocks"])
+def test_data_in_blocks_refuses_weights(tmp_path, make):
+    X, y = data("classification", 300)
+    source = make(X, str(tmp_path / "X.npy"))
+    if isinstance(source, np.memmap):
+        source[:] = X
+    est = build(DPGradientBoostingClassifier, "classification", {})
+    with pytest.raises(ValueError, match="sample_weight is supported for data in memory"):
+        est.fit(source, y, sample_weight=np.ones(300))
+    assert est.accountant.spent == (0.0, 0.0)
+
+
+def _all_estimators():
+    names = set(dptrees.__all__) | {"DPFederatedGradientBoostingClassifier",
+                                    "DPFederatedGradientBoostingRegressor"}
+    found = [getattr(dptrees, n, None) or getattr(dptrees.federated, n) for n in sorted(names)]
+    return [cls for cls in found if isinstance(cls, type) and hasattr(cls, "fit")]
+
+
+def test_which_estimators_take_weights():
+    # The user guide's list: the boosting families take weights; the trees and forests
+    # (whose compiled builder counts whole records) and DP AdaBoost (whose weights are its
+    # own boosting weights) do not, and say so the scikit-learn way: no sample_weight in
+    # fit, so meta-estimators do not pass one.
+    takes = {cls.__name__ for cls in _all_estimators()
+             if has_fit_parameter(cls(), "sample_weight")}
+    assert takes == {cls.__name__ for cls, _, _ in WEIGHTED}
+    assert len(_all_estimators()) == 13
