@@ -232,3 +232,17 @@ def test_which_estimators_take_weights():
              if has_fit_parameter(cls(), "sample_weight")}
     assert takes == {cls.__name__ for cls, _, _ in WEIGHTED}
     assert len(_all_estimators()) == 13
+
+
+@pytest.mark.parametrize("cls, params", [
+    (DPExplainableBoostingClassifier, {"n_cycles": 2}),
+    (DPGradientBoostingClassifier, {"n_estimators": 3}),
+])
+def test_weighted_fits_do_not_depend_on_threads(cls, params):
+    # With n_jobs=2 the rows (and their weights) are cut into blocks run on threads;
+    # 100,000 rows are enough for two blocks. Exact sums: the same model.
+    X, y = data("classification", 100_000)
+    w = np.random.default_rng(6).random(len(y))
+    one, two = (build(cls, "classification", {}, n_jobs=j, **params).fit(X, y, sample_weight=w)
+                for j in (1, 2))
+    np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
