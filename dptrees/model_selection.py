@@ -310,30 +310,25 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def _noisy_score(self, model, X_val, y_val, w_val, epsilon_t, bound, rng):
         """``epsilon_t``-DP score of a fixed ``model`` on the validation rows (weighted by
         ``w_val`` in [0, 1] unless it is None)."""
-        if w_val is not None:
-            if self.scoring == "accuracy":
-                # Each record adds w in [0, 1] if predicted correctly: sensitivity 1.
-                values = w_val * (model.predict(X_val) == y_val) if len(y_val) else w_val
-                bounds = (0.0, 1.0)
-            else:
-                # Each record adds w * its error clipped to [0, error_bound].
-                errors = (np.abs(np.asarray(y_val, dtype=float) - model.predict(X_val))
-                          if len(y_val) else np.zeros(0))
-                values, bounds = w_val * np.minimum(errors, bound), (0.0, bound)
-            total = float(mechanisms.noisy_sum(values, bounds=bounds, epsilon=epsilon_t,
-                                               random_state=rng))
-            return total if self.scoring == "accuracy" else -total
+        predicted = model.predict(X_val) if len(y_val) else np.zeros(0)
         if self.scoring == "accuracy":
-            correct = int(np.count_nonzero(model.predict(X_val) == y_val)) if len(y_val) else 0
-            # Sensitivity 1: one validation record adds/removes at most one correct
-            # prediction of the fixed model.
-            return float(mechanisms.noisy_count(correct, epsilon=epsilon_t, random_state=rng))
-        errors = (np.abs(np.asarray(y_val, dtype=float) - model.predict(X_val))
-                  if len(y_val) else np.zeros(0))
-        # Sensitivity error_bound: one record's error, clipped to [0, error_bound], is
-        # added or removed (noisy_sum clips and derives it from the bounds).
-        return -float(mechanisms.noisy_sum(errors, bounds=(0.0, bound), epsilon=epsilon_t,
+            correct = predicted == y_val
+            if w_val is None:
+                # Sensitivity 1: one validation record adds/removes at most one correct
+                # prediction of the fixed model.
+                return float(mechanisms.noisy_count(int(np.count_nonzero(correct)),
+                                                    epsilon=epsilon_t, random_state=rng))
+            # Each record adds its weight in [0, 1] if predicted correctly: sensitivity 1.
+            values, bounds = w_val * correct, (0.0, 1.0)
+        else:
+            # Sensitivity error_bound: one record's error, clipped to [0, error_bound] (and
+            # times its weight in [0, 1]), is added or removed (noisy_sum derives it from
+            # the bounds).
+            errors = np.minimum(np.abs(np.asarray(y_val, dtype=float) - predicted), bound)
+            values, bounds = (errors if w_val is None else w_val * errors), (0.0, bound)
+        total = float(mechanisms.noisy_sum(values, bounds=bounds, epsilon=epsilon_t,
                                            random_state=rng))
+        return total if self.scoring == "accuracy" else -total
 
     # -- fit ---------------------------------------------------------------------------
 
