@@ -111,6 +111,10 @@ class ArraySource:
         targets = self.labels if self.weights is None else self.labels * self.weights
         return _rows.block_fixed_units(targets, scale)
 
+    def rows_in_memory(self):
+        """``(codes, labels)`` of every row (after :meth:`bin` and the labels' encoding)."""
+        return self.codes, self.labels
+
     def record_count(self):
         """The number of records, or the sum of their weights (exact: grid multiples)."""
         return self.n_samples if self.weights is None else float(self.weights.sum())

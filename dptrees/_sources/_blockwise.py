@@ -102,6 +102,14 @@ class BlockwiseSource:
     def record_count(self):
         return self.n_samples
 
+    def rows_in_memory(self):
+        """``(codes, labels)`` of every row, gathered into this process in row order:
+        for the federated simulation, which keeps its records sorted by client. Only
+        the one-byte bin codes and the encoded labels are gathered, never the
+        float64 features."""
+        return tuple(np.concatenate(self._reduce(np.array, [blocks]))
+                     for blocks in (self.codes, self.labels))
+
     def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
         return BlockwiseBoostingRows(self, loss, fixed, init, n_bins)
 

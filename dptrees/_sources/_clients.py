@@ -12,6 +12,10 @@ it alone. Each vector is then clipped and rounded *as the client's own*
 :func:`~dptrees.federated.clip_update`, one call per client): nothing that leaves a client
 depends on another client's records.
 
+The rows come from any source (:func:`dptrees._sources.open_source`): the estimator bins
+them where they are (blocks of a memmap, Dask partitions) and gathers only their
+one-byte bin codes and encoded targets (``rows_in_memory``), never the features.
+
 What is released and its sensitivity (client-level, after clipping) is stated in
 :mod:`dptrees.federated._boosting`; this module only computes exact sums.
 """

@@ -63,8 +63,9 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from dptrees._docs import estimator_doc
 from dptrees._report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
+from dptrees._sources import encode_regression_targets
 from dptrees._sources._clients import ClientRows
-from dptrees._tables import BOUNDS_DOC, fit_columns, keeps_columns_on_failure
+from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
@@ -84,17 +85,11 @@ from dptrees.federated._protocol import (
     noise_multiplier_for,
 )
 from dptrees.validation import (
-    check_classes,
     check_delta,
     check_epsilon,
-    check_features,
     check_in,
     check_positive_int,
     check_positive_number,
-    check_sample_weight,
-    check_targets_regression,
-    check_y_bounds,
-    clip,
     warn_privacy_leak,
     warn_user,
 )
@@ -181,6 +176,10 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Or rows read in blocks (a ``numpy.memmap``, :class:`~dptrees.Blocks`,
+            :class:`~dptrees.Parquet`) or a Dask array or dataframe: the rows are binned
+            where they are and the simulation keeps their one-byte bin codes, sorted by
+            client (never the features as float64); the model is the same, bit for bit.
         y : array-like of shape (n_samples,)
         clients : array-like of int of shape (n_samples,), default=None
             The client (data holder) of each row, ids in ``0 .. n_clients - 1``. None
@@ -198,12 +197,17 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self
         """
         self._params = self._check_fed_params()
-        X = fit_columns(self, X)
         try:
-            X = check_features(X)
-            weights = check_sample_weight(sample_weight, X.shape[0])
-            targets, loss, kind, n_classes, leaks, fitted = self._encode_targets(y, X.shape[0])
-            self._fed_fit(X, targets, clients, loss, kind, n_classes, leaks, weights)
+            with self._open(X, y, sample_weight) as source:
+                loss, kind, n_classes, leaks, fitted = self._encode_targets(source)
+                binner, bin_leaks = self._binner(source)
+                source.bin(binner)
+                # the simulation keeps every record's one-byte codes, sorted by client
+                codes, targets = source.rows_in_memory()
+                if kind == "classification" and n_classes == 2:
+                    targets = targets.astype(float)
+                self._fed_fit(binner, codes, targets, clients, loss, kind, n_classes,
+                              bin_leaks + leaks, source.weights)
             for name, value in fitted.items():
                 setattr(self, name, value)
         finally:
@@ -275,9 +279,10 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             return AdaptiveClip(1.0)
         return FixedClip(float(self.clip_norm))
 
-    def _fed_fit(self, X, targets, clients, loss, init_kind, n_classes, leaks, weights=None):
+    def _fed_fit(self, binner, codes, targets, clients, loss, init_kind, n_classes, leaks,
+                 weights=None):
         epsilon, delta = self._params
-        ids, n_clients = check_clients(clients, X.shape[0], self.n_clients)
+        ids, n_clients = check_clients(clients, codes.shape[0], self.n_clients)
         self._records_are_clients = clients is None
         if self.n_clients is None:
             # K sets the noise's divisor q K, the bit normalisation, the default bit
@@ -290,8 +295,6 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             q = self.expected_clients / n_clients
         else:
             q = 0.1 if self.sampling_probability is None else float(self.sampling_probability)
-        binner, codes, bin_leaks = self._bin(X)
-        leaks[:0] = bin_leaks
         n_features = codes.shape[1]
         n_outputs = loss.n_outputs
         depth = self.max_depth
@@ -590,19 +593,15 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def _encode_targets(self, y, n_samples):
-        """Class indices under the public ``classes``, the log-loss, and the fitted
+    def _encode_targets(self, source):
+        """Have ``source`` keep its labels as class indices under the public ``classes``;
+        returns the log-loss, the kind, the number of classes, the leaks and the fitted
         attributes to set once the fit succeeds (see :meth:`fit`)."""
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
-        encoding = check_classes(self.classes, y, n_samples=n_samples)
-        leaks = [] if encoding.leak is None else [encoding.leak]
-        n_classes = len(encoding.classes)
-        labels = np.asarray(encoding.y, dtype=np.intp)
+        classes, leak = source.encode_classes(self.classes)
+        n_classes = len(classes)
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-        targets = labels.astype(float) if n_classes == 2 else labels
-        return (targets, loss, "classification", n_classes, leaks,
-                {"classes_": encoding.classes, "_loss": loss})
+        return (loss, "classification", n_classes, [] if leak is None else [leak],
+                {"classes_": classes, "_loss": loss})
 
 
 @estimator_doc(
@@ -651,12 +650,12 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  random_state=None, verbose=0):
         store_params(self, locals())
 
-    def _encode_targets(self, y, n_samples):
-        """Targets clipped to the public ``y_bounds`` and rescaled to [0, 1], the squared
-        error, and the fitted attributes to set once the fit succeeds (see :meth:`fit`)."""
-        y = check_targets_regression(y, n_samples)
-        y_bounds = check_y_bounds(self.y_bounds, y)
+    def _encode_targets(self, source):
+        """Have ``source`` keep its targets clipped to the public ``y_bounds`` and
+        rescaled to [0, 1]; returns the squared error, the kind, 0 classes, the leaks and
+        the fitted attributes to set once the fit succeeds (see :meth:`fit`)."""
+        source.check_regression_targets()
+        y_bounds = encode_regression_targets(source, self.y_bounds)
         leaks = [] if y_bounds.leak is None else [y_bounds.leak]
-        lower, upper = y_bounds.lower, y_bounds.upper
-        y01 = np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
-        return y01, SquaredError(), "regression", 0, leaks, {"y_bounds_": (lower, upper)}
+        return (SquaredError(), "regression", 0, leaks,
+                {"y_bounds_": (y_bounds.lower, y_bounds.upper)})
