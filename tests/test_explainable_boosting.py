@@ -210,6 +210,40 @@ def test_auto_n_cycles_values():
         [2, 2, 4, 5, 7, 9, 10, 10]
 
 
+# ======================================================================================
+# n_bins
+# ======================================================================================
+
+
+def test_auto_n_bins_values():
+    # round(24 epsilon**(1/5)) in [16, 32]: wide bins where the noise is large
+    est = regressor()
+    got = [est.set_params(epsilon=e)._n_bins() for e in (0.01, 0.1, 0.24, 0.5, 1.0, 2.0, 4.0,
+                                                          100.0)]
+    assert got == [16, 16, 18, 21, 24, 28, 32, 32]
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0])
+def test_auto_n_bins_is_fitted_and_reads_no_data(epsilon):
+    X, y = regression_data(800)
+    est = regressor(epsilon=epsilon, delta=1e-5).fit(X, y)
+    expected = round(min(32, max(16, 24 * epsilon**0.2)))
+    assert est.n_bins_ == expected == est.binner_.n_bins
+    assert est.term_scores_.shape == (1, N_FEATURES, expected)
+    # other data, other size: the same bins (the rule reads the public epsilon only)
+    X2, y2 = regression_data(300, seed=5)
+    assert regressor(epsilon=epsilon, delta=1e-5).fit(X2, y2).n_bins_ == expected
+
+
+def test_explicit_n_bins_is_respected_and_checked():
+    X, y = binary_data(600)
+    est = classifier(n_bins=7).fit(X, y)
+    assert est.n_bins_ == 7 and est.term_scores_.shape[2] == 7
+    for bad in ("many", 1, 300, 2.5):
+        with pytest.raises((ValueError, TypeError)):
+            classifier(n_bins=bad).fit(X, y)
+
+
 @pytest.mark.parametrize("n_cycles", [1, 3, 12])
 def test_explicit_n_cycles_is_respected(n_cycles, monkeypatch):
     filters = []

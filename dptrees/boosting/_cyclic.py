@@ -100,7 +100,8 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if not (isinstance(self.n_cycles, str) and self.n_cycles == "auto"):
             check_positive_int(self.n_cycles, "n_cycles", maximum=10_000)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
+        if not (isinstance(self.n_bins, str) and self.n_bins == "auto"):
+            check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
         check_positive_number(self.learning_rate, "learning_rate")
         check_positive_number(self.reg_lambda, "reg_lambda")
         check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
@@ -120,6 +121,22 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         if isinstance(self.n_cycles, str):
             return int(min(10, max(2, round(5 * math.sqrt(epsilon)))))
         return int(self.n_cycles)
+
+    def _n_bins(self):
+        """``"auto"``: ``round(24 epsilon**(1/5))`` in [16, 32], from the public epsilon.
+
+        Fewer, wider bins hold more records each, so their noisy sums are less noisy
+        relative to their signal, at the cost of a coarser shape function: the best
+        number grows with the signal-to-noise ratio, i.e. with ``n * epsilon``. The rule
+        was chosen on validation splits of training rows only (Adult, 24,000 rows, and
+        California Housing, 15,000; never test rows), where the best number went from 16
+        at epsilon <= 0.25 to 20-24 at 0.5-1 and 24-32 at 4; on a 6,000-row subsample of
+        Adult the best moved to fewer bins, as the ``n * epsilon`` law says. The rule
+        reads no data, so for much larger data a user may do better with more bins.
+        """
+        if isinstance(self.n_bins, str):
+            return int(min(32, max(16, round(24.0 * float(self.epsilon) ** 0.2))))
+        return int(self.n_bins)
 
     def _max_active(self, n_features, density=None):
         """Worst-case releases (per output) a record's per-cycle budget pays for.
@@ -179,7 +196,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                     1.0 / math.sqrt(2.0 * per_release * _HESSIAN_SHARE))
 
         fixed = self._fixed_point(loss, source.weights is not None)
-        n_bins = self.n_bins
+        n_bins = binner.n_bins
         try:
             plan.check(1.0, init_budget / 2, 256)
             if auto_active:
@@ -257,6 +274,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         self._history = history
         self.n_iter_ = n_cycles
         self.max_active_ = max_active
+        self.n_bins_ = n_bins
         self._store_fit(binner, leaks, plan, epsilon)
         return self
 
@@ -305,9 +323,11 @@ _PARAMS_DOC = """
         Target delta, in (0, 1).
     learning_rate : float, default=LEARNING_RATE
         Damping of every Newton step.
-    n_bins : int, default=32
+    n_bins : "auto" or int, default="auto"
         Equal-width bins over the public bounds, in [2, 256]; bin 0 (at the lower bound)
-        is the baseline whose score is 0.
+        is the baseline whose score is 0. "auto": ``round(24 epsilon**(1/5))`` in
+        [16, 32] (16 up to epsilon 0.15, 24 at 1, 32 from 4): wider bins, with more
+        records each, where the noise is large.
     reg_lambda : float, default=REG_LAMBDA
         L2 regularisation of the steps ``-G / (H + reg_lambda + noise_reg sigma_G)``, in
         units of the Hessian sum (records, for squared error).
@@ -335,12 +355,14 @@ _PARAMS_DOC = """
 _ATTRIBUTES_DOC = """
     intercept_ : ndarray of shape (n_outputs,)
         The released intercept (initial score plus its steps).
-    term_scores_ : ndarray of shape (n_outputs, n_features, n_bins)
+    term_scores_ : ndarray of shape (n_outputs, n_features, n_bins_)
         Each feature's released shape function over its bins (bin 0 is 0).
     n_iter_ : int
         Number of cycles.
     max_active_ : int
         The ``max_active`` used (post-processing of the density release with "auto").
+    n_bins_ : int
+        The number of bins used.
     epsilon_spent_, delta_spent_ : float
         The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
         neighbours, every record (individual accounting included).
@@ -392,8 +414,9 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
     """
     )
 
-    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=1.0, n_bins=32,
-                 reg_lambda=100.0, noise_reg=10.0, max_active="auto", gradient_clip=0.3,
+    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=1.0,
+                 n_bins="auto", reg_lambda=100.0, noise_reg=10.0, max_active="auto",
+                 gradient_clip=0.3,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
@@ -438,8 +461,9 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
     """
     )
 
-    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=0.5, n_bins=32,
-                 reg_lambda=1.0, noise_reg=3.0, max_active="auto", gradient_clip=1.0,
+    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=0.5,
+                 n_bins="auto", reg_lambda=1.0, noise_reg=3.0, max_active="auto",
+                 gradient_clip=1.0,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())

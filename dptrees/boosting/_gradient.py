@@ -315,8 +315,12 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
 
     def _binner(self, source):
         """The binning over the public bounds (read from the data if None: a leak)."""
-        return public_binner(source, public_bounds(self), self.n_bins, _MAX_ROWS,
+        return public_binner(source, public_bounds(self), self._n_bins(), _MAX_ROWS,
                              getattr(self, "feature_names_in_", None))
+
+    def _n_bins(self):
+        """The number of bins (a public hyper-parameter)."""
+        return self.n_bins
 
     def _bin(self, X):
         """Bin codes of in-memory ``X``: ``(binner, codes, leaks)``."""
