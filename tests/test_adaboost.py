@@ -343,11 +343,11 @@ def test_control_understated_learner_sensitivity_is_flagged(record_audit):
 # is the whole fit's epsilon, 4 (the first learner gets 1.76 of it).
 
 
-def fit_sampler(X, y, **kw):
+def fit_sampler(X, y, sample_weight=None, **kw):
     est = DPAdaBoostClassifier(n_estimators=2, epsilon=4.0, schedule="every", bounds=(0.0, 1.0),
                                classes=[0, 1], n_bins=2, max_weight=4.0, **kw)
     params = est._check_params()
-    data = ada._Data(est, X, y)
+    data = ada._Data(est, X, y, sample_weight)
 
     def sampler(n, rng):
         out = np.empty(n)
@@ -379,15 +379,38 @@ def test_audit_whole_fit(record_audit):
     record_audit(res, 4.0).assert_within(4.0)
 
 
+# (d) the whole fit with sample weights: the added record weighs 1 among records of 0.5,
+# so it counts twice as much as the others and exactly as much as the sensitivities allow.
+
+
+def test_audit_whole_fit_with_sample_weights(record_audit):
+    res = _audit(fit_sampler(STUMP_X0, STUMP_Y0, sample_weight=[0.5, 0.5]),
+                 fit_sampler(STUMP_X1, STUMP_Y1, sample_weight=[0.5, 0.5, 1.0]), 1_000, 4_000)
+    record_audit(res, 4.0).assert_within(4.0)
+
+
+def test_control_unbounded_sample_weight_is_flagged(record_audit, monkeypatch):
+    # with the [0, 1] check removed, a record of weight 8 moves the first learner's leaf
+    # totals and split utilities 8 times as far as the learner's sensitivity says
+    from dptrees._sources import _array
+
+    monkeypatch.setattr(_array, "check_sample_weight",
+                        lambda w, n: None if w is None else np.asarray(w, dtype=float))
+    res = _audit(fit_sampler(STUMP_X0, STUMP_Y0, sample_weight=[0.5, 0.5]),
+                 fit_sampler(STUMP_X1, STUMP_Y1, sample_weight=[0.5, 0.5, 8.0]), 1_000, 4_000)
+    record_audit(res, 4.0)
+    assert res.epsilon_lower_bound > 4.0, res.summary()
+
+
 # scikit-learn < 1.6 only: its check_classifiers_classes also wants every class among the
 # predictions on the training set (1.6 dropped that assertion).
-SK_EXPECTED_FAILURES = {} if support.SKLEARN_VERSION >= (1, 6) else {
-    "check_classifiers_classes": (
+SK_EXPECTED_FAILURES = support.sample_weight_expected_failures()
+if support.SKLEARN_VERSION < (1, 6):
+    SK_EXPECTED_FAILURES["check_classifiers_classes"] = (
         "BY DESIGN (DP), scikit-learn < 1.6: the check wants every class among the "
         "predictions on its 20-row (2 classes) and 30-row (3 classes) training sets; "
         "epsilon=100 over 10 noisy rounds on 10 records per class predicts one class of "
-        "two (all of them at epsilon=1e4)."),
-}
+        "two (all of them at epsilon=1e4).")
 
 
 @pytest.mark.filterwarnings("ignore::dptrees.exceptions.PrivacyLeakWarning")

@@ -5,7 +5,7 @@ Hessian), so a record still moves every release by at most its unweighted sensit
 What is checked here: the weights are validated with clear errors; a weight of 1 is the
 unweighted record and a weight of 0 its removal, bit for bit; the weights steer the fit;
 the guarantee and the ledger do not change; data read in blocks refuses weights; and the
-estimators that take no weights say so the scikit-learn way (no ``sample_weight`` in
+estimators that take no weights (trees, forests) say so the scikit-learn way (no ``sample_weight`` in
 ``fit``). The audits of the weighted releases are in ``test_gradient_boosting.py``
 (``test_audit_initial_score_with_sample_weights`` and its positive control).
 """
@@ -17,6 +17,7 @@ from sklearn.utils.validation import has_fit_parameter
 import dptrees
 from dptrees import (
     BudgetAccountant,
+    DPAdaBoostClassifier,
     DPExplainableBoostingClassifier,
     DPExplainableBoostingRegressor,
     DPGradientBoostingClassifier,
@@ -40,6 +41,7 @@ WEIGHTED = [
     (DPGradientBoostingClassifier, "classification", {"split": "private"}),
     (DPExplainableBoostingClassifier, "classification", {}),
     (DPExplainableBoostingRegressor, "regression", {}),
+    (DPAdaBoostClassifier, "classification", {}),
     (DPFederatedGradientBoostingClassifier, "classification", {"n_clients": N}),
     (DPFederatedGradientBoostingRegressor, "regression", {"n_clients": N}),
 ]
@@ -124,10 +126,11 @@ def test_weights_of_one_are_the_unweighted_fit(cls, task, extra):
     assert ones.delta_spent_ == plain.delta_spent_
 
 
-@pytest.mark.parametrize("cls, task, extra", WEIGHTED[:5], ids=IDS[:5])
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED[:6], ids=IDS[:6])
 def test_weight_zero_is_removal(cls, task, extra):
     # Every statistic is an exact sum in which a record of weight 0 adds 0, and no noise
-    # draw depends on the number of rows: the same model as without those rows. (The
+    # draw depends on the number of rows: the same model as without those rows (DP
+    # AdaBoost's noisy weight range is over the records of positive weight). (The
     # EBM's "auto" max_active reads a noisy density of all rows, whatever they weigh, and
     # federated sampling draws per client: those are left out here.)
     if cls in (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor):
@@ -168,7 +171,19 @@ def test_weights_change_no_sensitivity_and_no_budget(cls, task, extra):
     weighted = build(cls, task, extra).fit(
         X, y, sample_weight=np.random.default_rng(2).random(N))
     assert weighted.epsilon_spent_ == plain.epsilon_spent_ <= 1.0
-    assert weighted.privacy_ledger_ == plain.privacy_ledger_
+    if cls is DPAdaBoostClassifier:
+        # its sensitivities (the public weight ranges) and the split of a noisy round's
+        # budget between max and min follow the released learners: the same releases,
+        # sensitivities at most 1 and the same total either way
+        for est in (plain, weighted):
+            ledger = est.privacy_ledger_
+            assert all(0 < entry["sensitivity"] <= 1 for entry in ledger)
+            assert sum(e["epsilon"] * e["count"] for e in ledger) == pytest.approx(
+                est.epsilon_spent_, rel=1e-9)
+        assert ([(e["release"], e["mechanism"]) for e in weighted.privacy_ledger_]
+                == [(e["release"], e["mechanism"]) for e in plain.privacy_ledger_])
+    else:
+        assert weighted.privacy_ledger_ == plain.privacy_ledger_
     assert weighted.accountant.spent == plain.accountant.spent
 
 
@@ -225,9 +240,8 @@ def _all_estimators():
 
 def test_which_estimators_take_weights():
     # The user guide's list: the boosting families take weights; the trees and forests
-    # (whose compiled builder counts whole records) and DP AdaBoost (whose weights are its
-    # own boosting weights) do not, and say so the scikit-learn way: no sample_weight in
-    # fit, so meta-estimators do not pass one.
+    # (whose compiled builder counts whole records) do not, and say so the scikit-learn
+    # way: no sample_weight in fit, so meta-estimators do not pass one.
     takes = {cls.__name__ for cls in _all_estimators()
              if has_fit_parameter(cls(), "sample_weight")}
     assert takes == {cls.__name__ for cls, _, _ in WEIGHTED}
@@ -237,6 +251,7 @@ def test_which_estimators_take_weights():
 @pytest.mark.parametrize("cls, params", [
     (DPExplainableBoostingClassifier, {"n_cycles": 2}),
     (DPGradientBoostingClassifier, {"n_estimators": 3}),
+    (DPAdaBoostClassifier, {"n_estimators": 3, "schedule": "every"}),
 ])
 def test_weighted_fits_do_not_depend_on_threads(cls, params):
     # With n_jobs=2 the rows (and their weights) are cut into blocks run on threads;

@@ -157,9 +157,10 @@ class _Data:
     """Validated, binned training rows of ``fit(X, y)``: a source of rows (in memory, in
     blocks from a memmap or Parquet file, on Dask); :meth:`close` removes its files."""
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, sample_weight=None):
         X = fit_columns(estimator, X)
-        self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs))
+        self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs),
+                                           sample_weight=sample_weight)
         try:
             classes, class_leak = source.encode_classes(estimator.classes)
             binner, leaks = public_binner(source, public_bounds(estimator), estimator.n_bins,
@@ -243,8 +244,9 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
 
     Budget split (``B = epsilon``, ``m = n_estimators``, ``R`` noisy rounds):
 
-    * ``COUNT_SHARE * B`` (2 %) for one noisy record count ``n~`` (discrete Laplace,
-      sensitivity 1), released once at the start and used only to build the public mean
+    * ``COUNT_SHARE * B`` (2 %) for one noisy record count ``n~`` (discrete Laplace on
+      the count in units of the weight grid ``2**-20``, sensitivity ``2**20`` units, i.e.
+      1 record), released once at the start and used only to build the public mean
       reference of the guard; released only if ``R > 0``;
     * ``weight_budget_fraction * B`` split equally over the ``R`` noisy rounds (if
       ``R = 0`` this share, and the count's, go to the learners);
@@ -315,6 +317,13 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
        too (both post-processing; the paper's plain vote is ``prior_vote=False,
        error_margin=0``).
        Boosting never stops early: all ``m`` learners are fitted (their budget is spent).
+
+    **Sample weights** ``s_i`` in [0, 1] (``fit(X, y, sample_weight)``): a learner counts
+    record ``i`` with ``s_i u_i`` (rounded down to the grid), at most ``u_i``, so every
+    sensitivity above holds unchanged; the record count ``n~`` is the total sample
+    weight (one record moves it by at most 1), and the noisy max/min weight is taken
+    over the records of positive weight (a record of weight 0 moves nothing: it is
+    removed). ``u_i`` itself evolves as without sample weights.
 
     Parameters
     ----------
@@ -388,8 +397,8 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         Public ``(L_k, W_k)`` of each round's weights; ``W_k`` is the learner's sensitivity.
     weight_ranges_ : ndarray of shape (n_estimators, 4)
         ``(raw_max, raw_min, high, low)`` released in the noisy rounds, NaN elsewhere.
-    noisy_count_ : int or None
-        The released record count (None if ``R = 0``).
+    noisy_count_ : float or None
+        The released record count, or total sample weight (None if ``R = 0``).
     epsilon_spent_ : float
     budget_ : dict
         Budget of each kind of release.
@@ -478,7 +487,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
                     "Total: the sum over the ledger of epsilon x count.")
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the boosted ensemble, spending ``epsilon`` once from the accountant.
 
         Parameters
@@ -488,6 +497,12 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
             :class:`dptrees.Parquet` file (read in blocks, never copied as float64); or a
             Dask array or dataframe. The model is the same from each.
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight, in [0, 1] (arrays in memory only): the weak learners
+            count a record with its weight times its boosting weight, and the record
+            count is the total weight. The guarantee is unchanged (no record counts for
+            more than its boosting weight); a weight of 0 is the record's removal, and
+            all ones give the model fitted without weights.
 
         Returns
         -------
@@ -495,7 +510,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         """
         params = self._check_params()
         accountant = self._resolve_accountant()
-        data = _Data(self, X, y)
+        data = _Data(self, X, y, sample_weight)
         try:
             rng = check_random_state(self.random_state)
             noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
@@ -700,7 +715,6 @@ def _boost(data, params, noisy_rounds, plan, rng):
     Every release is listed in the returned ``ledger`` with its budget.
     """
     m, K = params.n_estimators, data.n_classes
-    n = data.n_samples
     floor = _ceil_grid(1.0 / params.max_weight)  # public: weights stay in [floor, 1]
     rows = WeightedRows(data.source, K, params.n_bins)
     lower = upper = 1.0  # public range [L_k, W_k] of the current weights
@@ -708,8 +722,11 @@ def _boost(data, params, noisy_rounds, plan, rng):
     count_rng, *round_rngs = rng.spawn(m + 1)
     n_hat = None
     if plan.n_noisy > 0:
-        # a record count: sensitivity 1
-        n_hat = noisy_count(n, epsilon=plan.count, random_state=count_rng)
+        # The record count (the total sample weight), in units of the weight grid: one
+        # record moves it by at most 2**20 units, so discrete Laplace noise of scale
+        # 2**20 / epsilon (noisy_count at epsilon * 2**-20) makes it epsilon-DP.
+        n_hat = WEIGHT_GRID * noisy_count(rows.total_units(), epsilon=plan.count * WEIGHT_GRID,
+                                          random_state=count_rng)
         ledger.append(ledger_entry("noisy record count", "discrete Laplace", 1.0,
                                    epsilon=plan.count))
     learners, alphas, errors = [], np.zeros(m), np.zeros(m)

@@ -355,8 +355,8 @@ _PARAMS_DOC = """
 _ATTRIBUTES_DOC = """
     intercept_ : ndarray of shape (n_outputs,)
         The released intercept (initial score plus its steps).
-    term_scores_ : ndarray of shape (n_outputs, n_features, n_bins_)
-        Each feature's released shape function over its bins (bin 0 is 0).
+    term_scores_ : ndarray of shape (n_outputs, n_features, n_bins)
+        Each feature's released shape function over its ``n_bins_`` bins (bin 0 is 0).
     n_iter_ : int
         Number of cycles.
     max_active_ : int

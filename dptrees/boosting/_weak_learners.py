@@ -53,6 +53,8 @@ from dptrees.validation import WEIGHT_GRID  # weights are multiples of it (see a
 
 __all__ = ["WEIGHT_GRID", "WeightedRows", "WeightedTree", "fit_weighted_tree", "learner_budget"]
 
+_GRID_BITS = 20  # WEIGHT_GRID = 2**-_GRID_BITS
+assert WEIGHT_GRID == 2.0**-_GRID_BITS
 #: Largest total weight for which float64 sums of grid multiples stay exact.
 MAX_TOTAL_WEIGHT = 2.0**53 * WEIGHT_GRID
 
@@ -185,8 +187,22 @@ def _constant_units(codes, weight):
     return np.full(codes.shape[0], int(round(weight / WEIGHT_GRID)), dtype=np.int64)
 
 
-def _units_extremes(units):
-    """``[max, min]`` of a block's weights (``[-inf, inf]`` for an empty block)."""
+def _user_units(sample_weight):
+    """A block's sample weights (grid multiples in [0, 1]) as int64 grid units."""
+    return np.rint(sample_weight / WEIGHT_GRID).astype(np.int64)
+
+
+def _weighted_units(units, user):
+    """Each record's boosting weight times its sample weight, rounded down to the grid:
+    at most the boosting weight (a sample weight of 1 leaves it as it is)."""
+    return (units * user) >> _GRID_BITS
+
+
+def _units_extremes(units, user=None):
+    """``[max, min]`` of a block's weights over its records of positive sample weight
+    (all of them without sample weights); ``[-inf, inf]`` if there are none."""
+    if user is not None:
+        units = units[user > 0]
     if units.shape[0] == 0:
         return np.array([-np.inf, np.inf])
     return np.array([units.max(), units.min()], dtype=np.float64) * WEIGHT_GRID
@@ -220,6 +236,11 @@ class WeightedRows:
     with classes encoded and features binned. Weights start at ``initial_weight`` and
     change only by per-record functions of the record and of public values
     (:meth:`rescale`, :meth:`reweight`), as the weak learners' sensitivity requires.
+
+    With the source's sample weights ``u`` (in [0, 1]), a record counts in the learners'
+    statistics with ``u`` times its boosting weight (rounded down to the grid), never
+    more than the boosting weight; records of weight 0 take no part in anything
+    (statistics, extremes, total), exactly as if absent.
     """
 
     def __init__(self, source, n_classes, n_bins, initial_weight=1.0):
@@ -232,11 +253,22 @@ class WeightedRows:
                                  width=1 + n_classes)
         self.units = source._keep(_constant_units, [source.code_blocks],
                                   weight=initial_weight)
+        self.user = (None if source.weight_blocks is None
+                     else source._keep(_user_units, [source.weight_blocks]))
 
     def extremes(self):
-        """``(largest, smallest)`` weight (exact; for the noisy weight range only)."""
-        parts = np.stack(self.source._reduce(_units_extremes, [self.units]))
+        """``(largest, smallest)`` weight of the records of positive sample weight (exact;
+        for the noisy weight range only)."""
+        columns = [self.units] if self.user is None else [self.units, self.user]
+        parts = np.stack(self.source._reduce(_units_extremes, columns))
         return float(parts[:, 0].max()), float(parts[:, 1].min())
+
+    def total_units(self):
+        """The records' total sample weight in grid units (``n * 2**20`` without sample
+        weights): an exact integer, moved by at most ``2**20`` by one record."""
+        if self.user is None:
+            return self.source.n_samples << _GRID_BITS
+        return int(self.source._sum(np.sum, [self.user]))
 
     def rescale(self, low, high, lower, upper):
         """Clip every weight into ``[low, high]``, divide by ``high``, round to the grid and
@@ -271,7 +303,9 @@ class WeightedRows:
         nodes = heap_routing(feature, bin_threshold, level,
                              np.arange(2**level - 1, 2 ** (level + 1) - 1))
         none = heap_routing(feature, bin_threshold, level, [])
-        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, self.units)
+        units = (self.units if self.user is None else
+                 self.source._keep(_weighted_units, [self.units, self.user]))
+        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, units)
         return rows.statistics(nodes, none) if histograms else rows.statistics(none, nodes)
 
 
