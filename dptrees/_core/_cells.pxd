@@ -28,13 +28,22 @@ cdef inline void add_row(int64_t* hist, Py_ssize_t feature_stride, Py_ssize_t wi
     Each cell is an exact int64 sum, independent of the order of the rows: histograms
     of blocks, threads or processes add up to the same integers as all rows at once.
 
-    The statistics are passed by value and the arguments are constants at most call
-    sites, so that the inlined loop is the hand-written one: each row's values stay in
-    registers (loads through ``hist`` could alias a statistics array and would be
-    reloaded per feature otherwise), ``cell[offset]`` folds to ``cell[1]``, and the clamp
-    vanishes for ``last_bin = 255`` (callers whose codes are checked below their number
-    of bins: ``uint8`` codes never exceed 255). The caller checks that ``hist`` holds
-    every cell this can reach.
+    The shape is chosen so that the inlined loop compiles to the hand-written one
+    (the tree builder's histograms: the same instructions, GCC 12 -O3):
+
+    * constant arguments fold: ``cell[offset]`` becomes ``cell[1]``, and the clamp
+      vanishes for ``last_bin = 255`` (``uint8`` codes never exceed it: callers whose
+      codes are checked below their number of bins pass it). A clamp left in the
+      builder's loop costs about 5 % of a 1M x 20 tree fit;
+    * ``second`` is read through a ``restrict`` pointer, in the loop after the cell:
+      the compiler hoists the load (nothing written here can change it) and, for
+      ``[count, sum]``, pairs ``cell[0] += 1`` and ``cell[1] += y`` into one 16-byte
+      vector addition. Passed by value, ``y`` comes first in the second addition and
+      GCC's pairing fails: two scalar read-modify-writes, which made the loop alone
+      (rows in order, in cache) 18 % slower.
+
+    The caller checks that ``hist`` holds every cell this can reach, and that
+    ``second`` does not point into ``hist``.
     """
     cdef Py_ssize_t f, b
     cdef int64_t* cell
