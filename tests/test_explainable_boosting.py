@@ -410,9 +410,9 @@ def test_feature_releases_charge_and_sum_exactly_the_records_outside_bin_zero(
     histograms = []
     real_hist = _cyclic_rows._histogram.node_histogram
 
-    def spy(codes_by_feature, rows, stats, out):
-        histograms.append((np.array(codes_by_feature), np.array(rows)))
-        return real_hist(codes_by_feature, rows, stats, out)
+    def spy(codes, rows, stats, out):
+        histograms.append((np.array(codes), np.array(rows)))
+        return real_hist(codes, rows, stats, out)
 
     monkeypatch.setattr(_cyclic_rows._histogram, "node_histogram", spy)
     X, y = regression_data(1500)
@@ -426,8 +426,8 @@ def test_feature_releases_charge_and_sum_exactly_the_records_outside_bin_zero(
         seen = []
         for costs, mask in releases[:-1]:
             column, rows = next(spied)
-            assert column.shape == (1, len(y))  # one feature's codes
-            (f,) = [f for f in range(N_FEATURES) if np.array_equal(codes[:, f], column[0])]
+            assert column.shape == (len(y), 1)  # one feature's codes
+            (f,) = [f for f in range(N_FEATURES) if np.array_equal(codes[:, f], column[:, 0])]
             np.testing.assert_array_equal(costs > 0, codes[:, f] != 0)
             # the histogram sums exactly the admitted records outside bin 0
             np.testing.assert_array_equal(rows, np.flatnonzero(mask & (codes[:, f] != 0)))

@@ -26,6 +26,11 @@ def random_inputs(seed, n_records=500, n_features=4, n_stats=2, n_rows=300, max_
     return codes, rows, stats
 
 
+def by_row(codes):
+    """``node_histogram`` reads row-major codes; the tests hold them feature-major."""
+    return np.ascontiguousarray(codes.T)
+
+
 def reference_histogram(codes, rows, stats, n_bins, feature_start=0, feature_stop=None):
     n_features = codes.shape[0]
     feature_stop = n_features if feature_stop is None else feature_stop
@@ -47,7 +52,7 @@ def reference_histogram(codes, rows, stats, n_bins, feature_start=0, feature_sto
 def test_node_histogram_matches_numpy(n_stats, seed):
     codes, rows, stats = random_inputs(seed, n_stats=n_stats)
     out = np.zeros((codes.shape[0], 16, n_stats), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, out)
+    _histogram.node_histogram(by_row(codes), rows, stats, out)
     np.testing.assert_array_equal(out, reference_histogram(codes, rows, stats, 16))
     assert out.any()
 
@@ -55,8 +60,8 @@ def test_node_histogram_matches_numpy(n_stats, seed):
 def test_node_histogram_accumulates_into_out():
     codes, rows, stats = random_inputs(2)
     out = np.zeros((codes.shape[0], 16, 2), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, out)
-    _histogram.node_histogram(codes, rows, stats, out)
+    _histogram.node_histogram(by_row(codes), rows, stats, out)
+    _histogram.node_histogram(by_row(codes), rows, stats, out)
     np.testing.assert_array_equal(out, 2 * reference_histogram(codes, rows, stats, 16))
 
 
@@ -66,7 +71,7 @@ def test_node_histogram_feature_range(n_stats, start, stop):
     codes, rows, stats = random_inputs(3, n_stats=n_stats)
     sentinel = 7
     out = np.full((codes.shape[0], 16, n_stats), sentinel, dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, out, start, stop)
+    _histogram.node_histogram(by_row(codes), rows, stats, out, start, stop)
     stop_ = codes.shape[0] if stop == -1 else stop
     expected = reference_histogram(codes, rows, stats, 16, start, stop_) + sentinel
     np.testing.assert_array_equal(out, expected)
@@ -78,10 +83,10 @@ def test_node_histogram_feature_range(n_stats, start, stop):
 def test_node_histogram_threads_split_by_features_equal_one_call():
     codes, rows, stats = random_inputs(4, n_features=7)
     whole = np.zeros((7, 16, 2), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, whole)
+    _histogram.node_histogram(by_row(codes), rows, stats, whole)
     parts = np.zeros_like(whole)
     for a, b in [(0, 3), (3, 5), (5, 7)]:
-        _histogram.node_histogram(codes, rows, stats, parts, a, b)
+        _histogram.node_histogram(by_row(codes), rows, stats, parts, a, b)
     np.testing.assert_array_equal(parts, whole)
 
 
@@ -91,18 +96,18 @@ def test_node_histogram_clamps_codes_into_the_last_bin(n_stats):
     codes, rows, stats = random_inputs(5, n_stats=n_stats, max_code=256)
     codes[0, rows[:10]] = 255
     out = np.zeros((codes.shape[0], 5, n_stats), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, out)
+    _histogram.node_histogram(by_row(codes), rows, stats, out)
     np.testing.assert_array_equal(out, reference_histogram(codes, rows, stats, 5))
     # one bin: everything in it
     one = np.zeros((codes.shape[0], 1, n_stats), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, one)
+    _histogram.node_histogram(by_row(codes), rows, stats, one)
     np.testing.assert_array_equal(one[:, 0, :], np.tile(stats[:, rows].sum(axis=1), (4, 1)))
 
 
 def test_node_histogram_empty_rows_is_a_no_op():
     codes, _, stats = random_inputs(6)
     out = np.zeros((codes.shape[0], 16, 2), dtype=np.int64)
-    _histogram.node_histogram(codes, np.empty(0, dtype=INTP), stats, out)
+    _histogram.node_histogram(by_row(codes), np.empty(0, dtype=INTP), stats, out)
     assert not out.any()
 
 
@@ -112,13 +117,14 @@ def test_node_histogram_out_of_range_rows_raise(bad):
     rows[-1] = bad
     out = np.zeros((codes.shape[0], 16, 2), dtype=np.int64)
     with pytest.raises(IndexError, match="row index"):
-        _histogram.node_histogram(codes, rows, stats, out)
+        _histogram.node_histogram(by_row(codes), rows, stats, out)
     assert not out.any()  # checked before anything is written
 
 
 def test_node_histogram_wrong_shapes_raise():
     codes, rows, stats = random_inputs(8)
     p = codes.shape[0]
+    codes = by_row(codes)
     ok = np.zeros((p, 16, 2), dtype=np.int64)
     bad_calls = [
         (codes, rows, stats, np.zeros((p + 1, 16, 2), dtype=np.int64)),  # n_features
@@ -139,6 +145,15 @@ def test_node_histogram_wrong_shapes_raise():
     for args in bad_calls:
         with pytest.raises(ValueError):
             _histogram.node_histogram(*args)
+
+
+def test_node_histogram_refuses_out_overlapping_stats():
+    # the kernel reads the statistics through a restrict pointer: out must be elsewhere
+    codes, rows, _ = random_inputs(9, n_records=16, n_features=2, n_stats=2, max_code=4)
+    buf = np.zeros(40, dtype=np.int64)
+    out, stats = buf[:16].reshape(2, 4, 2), buf[8:].reshape(2, 16)
+    with pytest.raises(ValueError, match="share memory"):
+        _histogram.node_histogram(by_row(codes), rows % 16, stats, out)
 
 
 # ======================================================================================
@@ -359,14 +374,14 @@ def test_histograms_and_sums_do_not_depend_on_row_order():
     codes, rows, stats = random_inputs(19, n_records=5000, n_rows=5000, stat_range=2**50)
     rows = np.arange(5000, dtype=INTP)
     out = np.zeros((codes.shape[0], 16, 2), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, out)
+    _histogram.node_histogram(by_row(codes), rows, stats, out)
     sums = np.zeros((1, 2), dtype=np.int64)
     _histogram.segment_sums(rows, stats, np.array([0, 5000], dtype=INTP), sums)
     rng = np.random.default_rng(0)
     for _ in range(3):
         perm = rng.permutation(rows)
         out_p = np.zeros_like(out)
-        _histogram.node_histogram(codes, perm, stats, out_p)
+        _histogram.node_histogram(by_row(codes), perm, stats, out_p)
         np.testing.assert_array_equal(out_p, out)
         sums_p = np.zeros_like(sums)
         _histogram.segment_sums(perm, stats, np.array([0, 5000], dtype=INTP), sums_p)
@@ -380,9 +395,9 @@ def test_adding_one_record_moves_the_histogram_by_exactly_its_statistics():
     codes, _, stats = random_inputs(20, n_records=1000, stat_range=2**50)
     rows = np.arange(999, dtype=INTP)
     base = np.zeros((codes.shape[0], 16, 2), dtype=np.int64)
-    _histogram.node_histogram(codes, rows, stats, base)
+    _histogram.node_histogram(by_row(codes), rows, stats, base)
     more = np.zeros_like(base)
-    _histogram.node_histogram(codes, np.arange(1000, dtype=INTP), stats, more)
+    _histogram.node_histogram(by_row(codes), np.arange(1000, dtype=INTP), stats, more)
     diff = more - base
     for f in range(codes.shape[0]):
         expected = np.zeros((16, 2), dtype=np.int64)

@@ -86,7 +86,7 @@ def test_routed_kernels_equal_the_in_memory_kernels_for_any_blocks():
         leaves += [(a, a + m), (a + m, b)]
     expected = np.zeros((4, p, n_bins, 2), dtype=np.int64)
     for j, (a, b) in enumerate(leaves):
-        _histogram.node_histogram(codes.T.copy(), rows[a:b], stats, expected[j])
+        _histogram.node_histogram(codes, rows[a:b], stats, expected[j])
     for block in (n, 333, 1):
         got = sum(_rows.block_histogram(codes[a:a + block], np.ascontiguousarray(
             stats[:, a:a + block]), routing, n_bins) for a in range(0, n, block))
@@ -116,6 +116,10 @@ def test_routed_kernels_refuse_what_would_index_out_of_bounds():
     with pytest.raises(ValueError, match="out must have shape"):
         _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots,
                                     np.zeros((2, 3, 4, 2), dtype=np.int64))
+    shared = np.zeros(out.size + 1, dtype=np.int64)  # out overlapping stats
+    with pytest.raises(ValueError, match="share memory"):
+        _histogram.routed_histogram(codes, shared[-stats.size:].reshape(stats.shape), feature,
+                                    thr, left, right, slots, shared[:out.size].reshape(out.shape))
     codes[:, 1] = 200  # codes above n_bins count in the last bin
     _histogram.routed_histogram(codes, stats, feature, thr, left, right, slots, out)
     assert out[1, 1, 3, 0] == 10 and out.sum() == 2 * 2 * 10

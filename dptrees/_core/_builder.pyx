@@ -72,6 +72,7 @@ from libc.string cimport memset, memcpy
 from cython.parallel cimport prange
 from numpy.random cimport bitgen_t
 
+from dptrees._core._cells cimport add_row
 from dptrees._core._rng cimport bitgen_of, discrete_laplace, uniform_below
 from dptrees._core._mechanisms cimport permute_and_flip, exponential_mechanism
 from dptrees._core._partition cimport stable_partition
@@ -775,31 +776,20 @@ cdef class TreeBuilder:
                                   int64_t* out) noexcept nogil:
         """Add the statistics of rows ``idx[start:end]`` to the cells of features
         ``f_start .. f_stop - 1`` of ``out``."""
-        cdef Py_ssize_t i, j, row
+        cdef Py_ssize_t i, row
         cdef Py_ssize_t wd = self.width, stride = self.n_bins * self.width
-        cdef const uint8_t* code
-        cdef int64_t yv, lab
-        cdef int64_t* cell
-        # Each row's target is read once into a local: the compiler cannot prove that the
-        # output does not alias the targets, and would otherwise reload it per feature.
-        if self.criterion == CRITERION_MSE:
+        cdef int64_t one = 1
+        # build() checked the codes below n_bins: last_bin 255 compiles the clamp away
+        if self.criterion == CRITERION_MSE:  # [count, sum]
             for i in range(start, end):
                 row = idx[i]
-                code = &codes[row, 0]
-                yv = y_fixed[row]
-                for j in range(f_start, f_stop):
-                    cell = out + j * stride + code[j] * wd
-                    cell[0] += 1
-                    cell[1] += yv
-        else:
+                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                        1, 1, &y_fixed[row])
+        else:  # [count, n_0 .. n_{L-1}]
             for i in range(start, end):
                 row = idx[i]
-                code = &codes[row, 0]
-                lab = 1 + labels[row]
-                for j in range(f_start, f_stop):
-                    cell = out + j * stride + code[j] * wd
-                    cell[0] += 1
-                    cell[lab] += 1
+                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                        1, 1 + labels[row], &one)
 
     cdef void _candidate_stats(self, const uint8_t* columns, Py_ssize_t column_stride,
                                const int64_t[::1] y_fixed,

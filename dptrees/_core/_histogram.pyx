@@ -14,8 +14,8 @@ out of bounds.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
 
+from dptrees._core._cells cimport add_row
 from dptrees._core._partition cimport stable_partition
 from dptrees._core._routing cimport leaf_of
 from dptrees._core._tree import check_tree
@@ -35,15 +35,42 @@ cdef int _check_rows(const intp[::1] rows, intp n_records) noexcept nogil:
     return 1
 
 
-def node_histogram(const uint8_t[:, ::1] codes_by_feature, const intp[::1] rows,
+cdef _check_disjoint(stats, out):
+    """Raise if ``out`` may overlap ``stats``: :func:`add_row` reads the statistics
+    through a ``restrict`` pointer, a promise that the cells it writes are elsewhere."""
+    if np.may_share_memory(np.asarray(stats), np.asarray(out)):
+        raise ValueError("out must not share memory with stats")
+
+
+cdef inline void _add_row_stats(int64_t* hist, intp feature_stride, intp width,
+                                const uint8_t* codes, intp f_start, intp f_stop,
+                                intp last_bin, const int64_t* stats, intp stat_stride,
+                                intp n_stats) noexcept nogil:
+    """:func:`add_row` for ``n_stats`` explicit statistics ``stats[k * stat_stride]``,
+    two at a time (cells ``k, k + 1`` from ``hist + k``)."""
+    cdef intp k
+    cdef int64_t zero = 0
+    if n_stats == 2 and width == 2:  # boosting's (g, h): a constant cell width
+        add_row(hist, feature_stride, 2, codes, f_start, f_stop, last_bin,
+                stats[0], 1, &stats[stat_stride])
+        return
+    for k in range(0, n_stats - 1, 2):
+        add_row(hist + k, feature_stride, width, codes, f_start, f_stop, last_bin,
+                stats[k * stat_stride], 1, &stats[(k + 1) * stat_stride])
+    if n_stats % 2:
+        add_row(hist + n_stats - 1, feature_stride, width, codes, f_start, f_stop, last_bin,
+                stats[(n_stats - 1) * stat_stride], 0, &zero)
+
+
+def node_histogram(const uint8_t[:, ::1] codes, const intp[::1] rows,
                    const int64_t[:, ::1] stats, int64_t[:, :, ::1] out,
                    intp feature_start=0, intp feature_stop=-1):
     """Add the statistics of ``rows`` to ``out[f, bin, k]`` for features in a range.
 
     Parameters
     ----------
-    codes_by_feature : uint8 array of shape (n_features, n_records)
-        Bin codes, feature-major.
+    codes : uint8 array of shape (n_records, n_features)
+        Bin codes, row-major (one row's codes are read together, as by the tree builder).
     rows : intp array
         Records of the node.
     stats : int64 array of shape (n_stats, n_records)
@@ -53,12 +80,9 @@ def node_histogram(const uint8_t[:, ::1] codes_by_feature, const intp[::1] rows,
     feature_start, feature_stop : int
         The features to fill (``-1``: up to the last), so that threads can share a node.
     """
-    cdef intp n_features = codes_by_feature.shape[0], n_records = codes_by_feature.shape[1]
+    cdef intp n_records = codes.shape[0], n_features = codes.shape[1]
     cdef intp n_stats = stats.shape[0], n_rows = rows.shape[0], n_bins = out.shape[1]
-    cdef intp f, i, k, b, last_bin
-    cdef int64_t *ordered
-    cdef const uint8_t *codes
-    cdef int64_t *hist
+    cdef intp i, r
     if feature_stop < 0:
         feature_stop = n_features
     if not (0 <= feature_start <= feature_stop <= n_features):
@@ -67,40 +91,18 @@ def node_histogram(const uint8_t[:, ::1] codes_by_feature, const intp[::1] rows,
         raise ValueError("out must have shape (n_features, n_bins >= 1, n_stats)")
     if stats.shape[1] != n_records:
         raise ValueError("stats must have one column per record")
-    if n_rows == 0 or feature_start == feature_stop:
+    _check_disjoint(stats, out)
+    if n_rows == 0 or feature_start == feature_stop or n_stats == 0:
         return
-    last_bin = n_bins - 1
     with nogil:
         if not _check_rows(rows, n_records):
             with gil:
                 raise IndexError("row index out of range")
-        # Gather the node's statistics once, contiguous, so the feature loops below read
-        # them sequentially (the codes are the only gathered reads left).
-        ordered = <int64_t *> malloc(n_rows * n_stats * sizeof(int64_t))
-        if ordered == NULL:
-            with gil:
-                raise MemoryError()
         for i in range(n_rows):
-            for k in range(n_stats):
-                ordered[i * n_stats + k] = stats[k, rows[i]]
-        for f in range(feature_start, feature_stop):
-            codes = &codes_by_feature[f, 0]
-            hist = &out[f, 0, 0]
-            if n_stats == 2:
-                for i in range(n_rows):
-                    b = codes[rows[i]]
-                    if b > last_bin:
-                        b = last_bin
-                    hist[2 * b] += ordered[2 * i]
-                    hist[2 * b + 1] += ordered[2 * i + 1]
-            else:
-                for i in range(n_rows):
-                    b = codes[rows[i]]
-                    if b > last_bin:
-                        b = last_bin
-                    for k in range(n_stats):
-                        hist[b * n_stats + k] += ordered[i * n_stats + k]
-        free(ordered)
+            r = rows[i]
+            _add_row_stats(&out[0, 0, 0], n_bins * n_stats, n_stats, &codes[r, 0],
+                           feature_start, feature_stop, n_bins - 1, &stats[0, r],
+                           n_records, n_stats)
 
 
 def partition(const uint8_t[:, ::1] codes_by_feature, intp[::1] rows, intp feature,
@@ -247,9 +249,11 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
     above ``n_bins`` count in the last bin.
     """
     cdef intp n = codes.shape[0], p = out.shape[1], n_stats = stats.shape[0]
-    cdef intp n_bins = out.shape[2], width = out.shape[3], i, j, k, b, s
+    cdef intp n_bins = out.shape[2], width = out.shape[3], i, s
+    cdef intp feature_stride = n_bins * width
     cdef bint has_labels = labels is not None
-    cdef int64_t *cell
+    cdef int64_t *hist
+    cdef int64_t zero = 0
     cdef const uint8_t *row
     if not 1 <= p <= codes.shape[1] or n_bins < 1 or n_stats < 1 or not (
             width > n_stats if has_labels else width == n_stats):
@@ -262,6 +266,7 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
             raise ValueError("labels out of range for out's last axis")
     _check_routing(codes, stats, feature, bin_threshold, left, right, slot_of_node,
                    out.shape[0])
+    _check_disjoint(stats, out)
     if n == 0:
         return
     with nogil:
@@ -270,12 +275,13 @@ def routed_histogram(const uint8_t[:, ::1] codes, const int64_t[:, ::1] stats,
             s = slot_of_node[leaf_of(row, &feature[0], &bin_threshold[0], &left[0], &right[0])]
             if s < 0:
                 continue
-            for j in range(p):
-                b = row[j]
-                if b >= n_bins:
-                    b = n_bins - 1
-                cell = &out[s, j, b, 0]
-                for k in range(n_stats):
-                    cell[k] += stats[k, i]
-                if has_labels:
-                    cell[n_stats + labels[i]] += stats[0, i]
+            hist = &out[s, 0, 0, 0]
+            if has_labels:  # the row's weight to cell[0] and to its label's count
+                if n_stats == 1:
+                    add_row(hist, feature_stride, width, row, 0, p, n_bins - 1,
+                            stats[0, i], 1 + labels[i], &stats[0, i])
+                    continue
+                add_row(hist + n_stats + labels[i], feature_stride, width, row, 0, p,
+                        n_bins - 1, stats[0, i], 0, &zero)
+            _add_row_stats(hist, feature_stride, width, row, 0, p, n_bins - 1,
+                           &stats[0, i], n, n_stats)

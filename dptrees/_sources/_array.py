@@ -142,7 +142,8 @@ class ArrayBoostingRows:
     def __init__(self, source, loss, fixed, init, n_bins, n_jobs=1, executor=None):
         n = source.n_samples
         self.loss, self.fixed, self.n_bins = loss, fixed, n_bins
-        self.codes = source.codes
+        self.codes = source.codes  # row-major: histograms read a row's codes together
+        # feature-major: a split reads one feature of the node's rows
         self.codes_by_feature = np.ascontiguousarray(source.codes.T)
         self.n_features = source.n_features
         self.targets = _rows.loss_targets(source.labels, loss)
@@ -186,10 +187,10 @@ class ArrayBoostingRows:
     def _histogram(self, rows):
         out = np.zeros((self.n_features, self.n_bins, 2), dtype=np.int64)
         if self.executor is None or rows.shape[0] < _THREAD_MIN_ROWS:
-            _histogram.node_histogram(self.codes_by_feature, rows, self.stats, out)
+            _histogram.node_histogram(self.codes, rows, self.stats, out)
             return out
         cuts = np.linspace(0, self.n_features, self.n_jobs + 1).astype(int)
-        jobs = [self.executor.submit(_histogram.node_histogram, self.codes_by_feature, rows,
+        jobs = [self.executor.submit(_histogram.node_histogram, self.codes, rows,
                                      self.stats, out, int(a), int(b))
                 for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         for job in jobs:

@@ -79,7 +79,7 @@ def _feature_release(codes, targets, raw, record_filter, weight=None, *, cost, k
     stats, admitted = _admitted_stats(targets, raw, record_filter, cost, k, column != 0,
                                       n_bins - 1, weight)
     hist = np.zeros((1, n_bins, 2), dtype=np.int64)
-    _histogram.node_histogram(column[None, :], admitted, stats, hist)
+    _histogram.node_histogram(column.reshape(-1, 1), admitted, stats, hist)
     return record_filter, hist[0]
 
 
