@@ -77,7 +77,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from dptrees._core import _fixedpoint
 from dptrees._docs import estimator_doc
 from dptrees._sources import (
-    ArraySource,
     encode_regression_targets,
     open_source,
     public_binner,
@@ -321,13 +320,6 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
     def _n_bins(self):
         """The number of bins (a public hyper-parameter)."""
         return self.n_bins
-
-    def _bin(self, X):
-        """Bin codes of in-memory ``X``: ``(binner, codes, leaks)``."""
-        source = ArraySource(X, None)
-        binner, leaks = self._binner(source)
-        source.bin(binner)
-        return binner, source.codes, leaks
 
     def _fixed_point(self, loss, weighted=False):
         """Public fixed-point scales and per-record sensitivities of ``(g, h)`` sums.

@@ -266,9 +266,7 @@ class WeightedRows:
     def total_units(self):
         """The records' total sample weight in grid units (``n * 2**20`` without sample
         weights): an exact integer, moved by at most ``2**20`` by one record."""
-        if self.user is None:
-            return self.source.n_samples << _GRID_BITS
-        return int(self.source._sum(np.sum, [self.user]))
+        return int(round(self.source.record_count() / WEIGHT_GRID))
 
     def rescale(self, low, high, lower, upper):
         """Clip every weight into ``[low, high]``, divide by ``high``, round to the grid and

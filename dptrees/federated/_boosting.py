@@ -63,7 +63,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from dptrees._docs import estimator_doc
 from dptrees._report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
-from dptrees._sources import encode_regression_targets
+from dptrees._sources import _rows, encode_regression_targets
 from dptrees._sources._clients import ClientRows
 from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
@@ -203,11 +203,9 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 binner, bin_leaks = self._binner(source)
                 source.bin(binner)
                 # the simulation keeps every record's one-byte codes, sorted by client
-                codes, targets = source.rows_in_memory()
-                if kind == "classification" and n_classes == 2:
-                    targets = targets.astype(float)
-                self._fed_fit(binner, codes, targets, clients, loss, kind, n_classes,
-                              bin_leaks + leaks, source.weights)
+                codes, labels = source.rows_in_memory()
+                self._fed_fit(binner, codes, _rows.loss_targets(labels, loss), clients, loss,
+                              kind, n_classes, bin_leaks + leaks, source.weights)
             for name, value in fitted.items():
                 setattr(self, name, value)
         finally:
