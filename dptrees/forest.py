@@ -23,7 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
-from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._constraints import AUTO, BOOLEAN, VERBOSE, fraction_or_count, integers, options
+from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
@@ -37,7 +38,6 @@ from dptrees.tree import (
     _RegressionTreeMixin,
     resolve_max_features,
 )
-from dptrees.validation import check_positive_int
 
 __all__ = [
     "DPExtraTreesClassifier",
@@ -92,20 +92,18 @@ class _BaseDPForest(_BaseDPTree):
     #: partition forests grow greedy trees; DP ExtraTrees use the random splitter
     _greedy = False
 
+    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
+                              "n_estimators": [integers(1), AUTO], "verbose": VERBOSE}
+
     def _trees_per_record(self):
         """A record is in one tree of a partition forest, in every tree otherwise."""
-        return 1 if self._uses_partition() else self.n_estimators_
-
-    def _uses_partition(self):
-        if not isinstance(self.partition, (bool, np.bool_)):
-            raise TypeError(f"partition must be True or False, got {self.partition!r}")
-        return self.partition
+        return 1 if self.partition else self.n_estimators_
 
     def _resolve_n_estimators(self, epsilon):
         """``n_estimators``, or for ``"auto"`` the rule of :func:`auto_n_estimators`."""
-        if isinstance(self.n_estimators, str) and self.n_estimators == "auto":
+        if isinstance(self.n_estimators, str):
             return auto_n_estimators(epsilon)
-        return check_positive_int(self.n_estimators, "n_estimators")
+        return int(self.n_estimators)
 
     @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
@@ -130,9 +128,7 @@ class _BaseDPForest(_BaseDPTree):
         """
         epsilon = self._check_params()
         n_trees = self._resolve_n_estimators(epsilon)
-        check_n_jobs(self.n_jobs)
-        check_positive_int(self.verbose, "verbose", minimum=0)
-        partition = bool(self._uses_partition())
+        partition = bool(self.partition)
         tree_epsilon = epsilon if partition else epsilon / n_trees
         budget = self._tree_budget(tree_epsilon)
         accountant = self._resolve_accountant()
@@ -195,11 +191,14 @@ class _BaseDPForest(_BaseDPTree):
         return sum(tree.n_leaves for tree in self.estimators_)
 
 
+#: DP ExtraTrees' own parameters (partition forests are always partitioned)
+_EXTRA_CONSTRAINTS = {"max_features": [None, options("sqrt", "log2"), *fraction_or_count()],
+                      "partition": BOOLEAN}
+
+
 class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
-    def _check_params(self):
-        epsilon = super()._check_params()
-        self._check_regression_params()
-        return epsilon
+    _parameter_constraints = {**_BaseDPForest._parameter_constraints,
+                              **_RegressionTreeMixin._regression_constraints}
 
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)
@@ -211,10 +210,8 @@ class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
 
 
 class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPForest):
-    def _check_params(self):
-        epsilon = super()._check_params()
-        self._check_classification_params()
-        return epsilon
+    _parameter_constraints = {**_BaseDPForest._parameter_constraints,
+                              **_ClassificationTreeMixin._classification_constraints}
 
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)
@@ -429,6 +426,9 @@ class DPExtraTreesRegressor(_RegressionForest):
                  random_state=None, verbose=0):
         store_params(self, locals())
 
+    _parameter_constraints = {**_RegressionForest._parameter_constraints,
+                              **_EXTRA_CONSTRAINTS}
+
 
 @estimator_doc(
     task='classification',
@@ -471,3 +471,6 @@ class DPExtraTreesClassifier(_ClassificationForest):
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
+
+    _parameter_constraints = {**_ClassificationForest._parameter_constraints,
+                              **_EXTRA_CONSTRAINTS}

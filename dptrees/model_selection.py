@@ -121,7 +121,6 @@ from typing import Any, Literal, Self
 
 import inspect
 import math
-import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -129,6 +128,17 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted, check_X_y, has_fit_parameter
 
 from dptrees import mechanisms
+from dptrees._constraints import (
+    ACCOUNTANT,
+    EPSILON,
+    FRACTION,
+    POSITIVE,
+    RANDOM_STATE,
+    HasMethods,
+    options,
+    reals,
+    validate_params,
+)
 from dptrees._params import store_params
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import AccountantMixin, BudgetAccountant
@@ -250,32 +260,30 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     ) -> None:
         store_params(self, locals())
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "get_params"])],
+        "param_distributions": [dict, list, tuple],
+        "epsilon": EPSILON,
+        "mean_trials": [reals(1, math.inf, "left")],
+        "validation_fraction": [FRACTION],
+        "scoring": [options(*_SCORINGS)],
+        "error_bound": [None, POSITIVE],
+        "accountant": ACCOUNTANT,
+        "random_state": RANDOM_STATE,
+    }
+
     # -- checks ----------------------------------------------------------------------
 
     def _check_params(self):
-        eps = self.epsilon
-        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (
-                math.isfinite(eps) and eps > 0):
-            raise ValueError(f"epsilon must be a positive finite number, got {eps!r}")
-        m = self.mean_trials
-        if isinstance(m, bool) or not isinstance(m, numbers.Real) or not (
-                math.isfinite(m) and m >= 1):
-            raise ValueError(f"mean_trials must be a finite number >= 1, got {m!r}")
-        v = self.validation_fraction
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {v!r}")
-        if self.scoring not in _SCORINGS:
-            raise ValueError(f"scoring must be one of {_SCORINGS}, got {self.scoring!r}")
+        validate_params(self)
+        eps, m, v = self.epsilon, self.mean_trials, self.validation_fraction
         bound = None
         if self.scoring == "neg_mean_absolute_error":
             bound = self.error_bound
-            if isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not (
-                    math.isfinite(bound) and bound > 0):
+            if bound is None:
                 raise ValueError("scoring='neg_mean_absolute_error' needs a public "
-                                 f"error_bound > 0, got {bound!r}")
+                                 "error_bound > 0, got None")
         est = self.estimator
-        if not hasattr(est, "get_params") or not hasattr(est, "fit"):
-            raise TypeError(f"estimator must be a scikit-learn estimator, got {est!r}")
         est_params = est.get_params(deep=False)
         missing = [p for p in ("epsilon", "accountant") if p not in est_params]
         if missing:

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from dptrees._tables import category_codes, columns_of, is_bounds_pair
-from dptrees.validation import check_in
+from dptrees._constraints import BOOLEAN, options, validate_params
 
 __all__ = ["PublicSchemaEncoder"]
 
@@ -61,10 +61,16 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         self.encoding = encoding
         self.strip = strip
 
+    _parameter_constraints = {
+        "schema": [list, tuple],
+        "encoding": [options("ordinal", "onehot")],
+        "strip": BOOLEAN,
+    }
+
     def fit(self, X: ArrayLike | None = None, y: ArrayLike | None = None) -> Self:
         """Build the encoding from the schema (``X`` is only checked for its width)."""
-        check_in(self.encoding, "encoding", ("ordinal", "onehot"))
-        if not isinstance(self.schema, (list, tuple)) or not self.schema:
+        validate_params(self)
+        if not self.schema:
             raise ValueError("schema must be a non-empty list with one entry per column")
         self._lookups = []
         lower, upper, names = [], [], []

@@ -19,10 +19,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from dptrees._binning import Binner, missing_features
 from dptrees._core import _binning
+from dptrees._constraints import (
+    ACCOUNTANT,
+    AUTO,
+    EPSILON,
+    N_JOBS,
+    NON_NEGATIVE,
+    PUBLIC,
+    RANDOM_STATE,
+    integers,
+    options,
+    validate_params,
+)
 from dptrees._core._builder import TreeBuilder
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
-from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
@@ -49,8 +61,6 @@ from dptrees.validation import (
     check_classes,
     check_epsilon,
     check_features,
-    check_in,
-    check_positive_int,
     check_sample_weight,
     check_targets_regression,
     check_y_bounds,
@@ -318,36 +328,20 @@ def _check_budget_weights(weights):
         raise ValueError(f"budget_weights must be 3 numbers (count, split, leaf), got {weights!r}")
 
 
-def _check_min_samples(estimator):
-    for name in ("min_samples_split", "min_samples_leaf"):
-        value = getattr(estimator, name)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            math.isfinite(value) and value >= 0
-        ):
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-
-
 def resolve_max_features(max_features, n_features):
-    """Number of random candidate splits per node (one random threshold per feature).
+    """Number of random candidate splits per node (one random threshold per feature),
+    for a ``max_features`` that satisfies the forests' constraint.
 
     ``None`` means all features; the result is at most ``n_features``.
     """
     if max_features is None:
         return n_features
-    if isinstance(max_features, bool) or isinstance(max_features, np.bool_):
-        pass  # neither a count nor a fraction
-    elif isinstance(max_features, str):
-        check_in(max_features, "max_features", ("sqrt", "log2"))
+    if isinstance(max_features, str):
         k = math.sqrt(n_features) if max_features == "sqrt" else math.log2(max(n_features, 2))
         return min(n_features, max(1, math.ceil(k)))
-    elif isinstance(max_features, numbers.Integral):
-        return min(n_features, check_positive_int(max_features, "max_features"))
-    elif isinstance(max_features, numbers.Real) and 0 < max_features <= 1:
-        return max(1, math.ceil(max_features * n_features))
-    raise ValueError(
-        f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], "
-        f"got {max_features!r}"
-    )
+    if isinstance(max_features, numbers.Integral):
+        return min(n_features, int(max_features))
+    return max(1, math.ceil(max_features * n_features))
 
 
 _LEAF_RELEASES = {
@@ -366,13 +360,25 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
     _criterion = None  # set by subclasses
     _leaf_kind = None
 
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "max_depth": [integers(0, 64), AUTO],
+        "min_samples_split": [NON_NEGATIVE],
+        "min_samples_leaf": [NON_NEGATIVE],
+        "n_bins": [integers(2, 256)],
+        "selection": [options("exponential", "permute_and_flip")],
+        "budget_weights": ["array-like"],
+        "bounds": PUBLIC,
+        "accountant": ACCOUNTANT,
+        "n_jobs": N_JOBS,
+        "random_state": RANDOM_STATE,
+    }
+
     def _check_params(self):
+        """Validate the parameters (their constraints, then the privacy rules) before
+        anything is read or spent; returns the checked epsilon."""
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        if not (isinstance(self.max_depth, str) and self.max_depth == "auto"):
-            check_positive_int(self.max_depth, "max_depth", minimum=0, maximum=64)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
-        check_in(self.selection, "selection", ("exponential", "permute_and_flip"))
-        _check_min_samples(self)
         _check_budget_weights(self.budget_weights)
         return epsilon
 
@@ -457,7 +463,6 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         self
         """
         epsilon = self._check_params()
-        check_n_jobs(self.n_jobs)
         threads = n_threads(self.n_jobs)
         budget = self._tree_budget(epsilon)
         accountant = self._resolve_accountant()
@@ -555,6 +560,12 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 class _RegressionTreeMixin:
     """Regression specifics: targets rescaled to [0, 1] by public ``y_bounds``."""
 
+    _regression_constraints = {
+        "leaf": [options("mean", "median")],
+        "n_target_bins": [integers(2, 256)],
+        "y_bounds": PUBLIC,
+    }
+
     def _prepare(self, X, y, n_threads=1, sample_weight=None):
         return _PreparedRegression(self, X, y, n_threads, sample_weight)
 
@@ -566,10 +577,6 @@ class _RegressionTreeMixin:
 
     def _leaf_name(self):
         return self.leaf
-
-    def _check_regression_params(self):
-        check_positive_int(self.n_target_bins, "n_target_bins", minimum=2, maximum=256)
-        check_in(self.leaf, "leaf", ("mean", "median"))
 
     def _leaf_noise(self, budget, data):
         if self.leaf == "mean":
@@ -592,6 +599,12 @@ class _RegressionTreeMixin:
 class _ClassificationTreeMixin:
     """Classification specifics: Gini utility, noisy class-count leaves."""
 
+    _classification_constraints = {
+        "leaf": [options("counts", "label")],
+        "prior_strength": [NON_NEGATIVE],
+        "classes": PUBLIC,
+    }
+
     def _prepare(self, X, y, n_threads=1, sample_weight=None):
         return _PreparedClassification(self, X, y, n_threads, sample_weight)
 
@@ -603,14 +616,6 @@ class _ClassificationTreeMixin:
 
     def _leaf_name(self):
         return self.leaf
-
-    def _check_classification_params(self):
-        check_in(self.leaf, "leaf", ("counts", "label"))
-        strength = self.prior_strength
-        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not (
-            math.isfinite(strength) and strength >= 0
-        ):
-            raise ValueError(f"prior_strength must be a finite number >= 0, got {strength!r}")
 
     def _leaf_noise(self, budget, data):
         if self.leaf == "counts":
@@ -810,10 +815,8 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
                  accountant=None, n_jobs=None, random_state=None):
         store_params(self, locals())
 
-    def _check_params(self):
-        epsilon = super()._check_params()
-        self._check_regression_params()
-        return epsilon
+    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
+                              **_RegressionTreeMixin._regression_constraints}
 
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)
@@ -901,10 +904,8 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
                  classes=None, accountant=None, n_jobs=None, random_state=None):
         store_params(self, locals())
 
-    def _check_params(self):
-        epsilon = super()._check_params()
-        self._check_classification_params()
-        return epsilon
+    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
+                              **_ClassificationTreeMixin._classification_constraints}
 
     def _record_fit(self, data, epsilon, budget):
         super()._record_fit(data, epsilon, budget)

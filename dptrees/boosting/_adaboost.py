@@ -7,7 +7,6 @@ and the schedules live in :mod:`dptrees.boosting._schedules`.
 
 from collections.abc import Iterator
 import math
-import numbers
 from typing import NamedTuple, Self
 
 import numpy as np
@@ -15,9 +14,22 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._constraints import (
+    ACCOUNTANT,
+    AUTO,
+    BOOLEAN,
+    EPSILON,
+    N_JOBS,
+    PUBLIC,
+    RANDOM_STATE,
+    integers,
+    options,
+    reals,
+    validate_params,
+)
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
-from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees._report import PrivacyReportMixin, ledger_entry
@@ -42,8 +54,6 @@ from dptrees.mechanisms import laplace_mechanism, noisy_count
 from dptrees.validation import (
     check_epsilon,
     check_features,
-    check_in,
-    check_positive_int,
 )
 
 __all__ = ["DPAdaBoostClassifier", "WeightRange", "noisy_weight_range"]
@@ -192,19 +202,6 @@ class _Plan(NamedTuple):
     split: float
     leaf: float
     n_noisy: int
-
-
-def _real(value, name, *, minimum, maximum=None, open_min=False, open_max=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    low_ok = value > minimum if open_min else value >= minimum
-    high_ok = True if maximum is None else (value < maximum if open_max else value <= maximum)
-    if not (math.isfinite(value) and low_ok and high_ok):
-        lo = "(" if open_min else "["
-        hi = "inf)" if maximum is None else (f"{maximum})" if open_max else f"{maximum}]")
-        raise ValueError(f"{name} must be a finite number in {lo}{minimum}, {hi}, got {value!r}")
-    return value
 
 
 # --------------------------------------------------------------------------------------
@@ -419,30 +416,41 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
 
     # ---------------------------------------------------------------- validation / plan
 
+    _parameter_constraints = {
+        "n_estimators": [integers(1, 100_000), AUTO],
+        "epsilon": EPSILON,
+        "schedule": [options(*SCHEDULES)],
+        "max_depth": [integers(1, 8)],
+        "weight_budget_fraction": [reals(0, 1 - COUNT_SHARE, "neither")],
+        "max_weight": [reals(1, _MAX_WEIGHT_LIMIT, "both")],
+        "learning_rate": [reals(0, 1e6, "right")],
+        "n_bins": [integers(2, 256)],
+        "error_margin": [reals(0, 1e6, "both")],
+        "prior_vote": BOOLEAN,
+        "bounds": PUBLIC,
+        "classes": PUBLIC,
+        "accountant": ACCOUNTANT,
+        "n_jobs": N_JOBS,
+        "random_state": RANDOM_STATE,
+    }
+
     def _check_params(self):
-        if not isinstance(self.prior_vote, (bool, np.bool_)):
-            raise TypeError(f"prior_vote must be a bool, got {self.prior_vote!r}")
+        """Validate the parameters (their constraints, then epsilon's privacy rule)
+        before anything is read or spent; returns them resolved."""
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        check_n_jobs(self.n_jobs)
-        if isinstance(self.n_estimators, str) and self.n_estimators == "auto":
-            n_estimators = auto_n_estimators(epsilon)
-        else:
-            n_estimators = check_positive_int(self.n_estimators, "n_estimators",
-                                              maximum=100_000)
+        n_estimators = (auto_n_estimators(epsilon) if isinstance(self.n_estimators, str)
+                        else int(self.n_estimators))
         return _Params(
             epsilon=epsilon,
             n_estimators=n_estimators,
-            schedule=check_in(self.schedule, "schedule", SCHEDULES),
-            max_depth=check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=8),
-            weight_budget_fraction=_real(self.weight_budget_fraction, "weight_budget_fraction",
-                                         minimum=0.0, maximum=1.0 - COUNT_SHARE,
-                                         open_min=True, open_max=True),
-            max_weight=_real(self.max_weight, "max_weight", minimum=1.0,
-                             maximum=_MAX_WEIGHT_LIMIT),
-            learning_rate=_real(self.learning_rate, "learning_rate", minimum=0.0,
-                                maximum=1e6, open_min=True),
-            n_bins=check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256),
-            error_margin=_real(self.error_margin, "error_margin", minimum=0.0, maximum=1e6),
+            schedule=self.schedule,
+            max_depth=int(self.max_depth),
+            weight_budget_fraction=float(self.weight_budget_fraction),
+            max_weight=float(self.max_weight),
+            learning_rate=float(self.learning_rate),
+            n_bins=int(self.n_bins),
+            error_margin=float(self.error_margin),
             prior_vote=bool(self.prior_vote),
         )
 

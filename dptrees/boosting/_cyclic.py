@@ -49,24 +49,31 @@ noise_reg sigma_G)`` are post-processing, shrunk towards 0 where the noise domin
 """
 
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._constraints import (
+    AUTO,
+    FRACTION,
+    N_JOBS,
+    NON_NEGATIVE,
+    PUBLIC,
+    integers,
+    validate_params,
+)
 from dptrees._docs import estimator_doc
 from dptrees._importances import additive_importances
 from dptrees._progress import Progress
-from dptrees._parallel import check_n_jobs
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._gradient import (
+    BOOSTING_CONSTRAINTS,
     _HESSIAN_SHARE,
     _START_AND_PUBLIC_INPUTS_DOC,
     _BoostingFitMixin,
-    _check_fraction,
     _LogLossFit,
     _NoisePlan,
     _SquaredErrorFit,
@@ -78,8 +85,6 @@ from dptrees.validation import (
     check_delta,
     check_epsilon,
     check_features,
-    check_positive_int,
-    check_positive_number,
     warn_weak_delta,
 )
 
@@ -93,25 +98,24 @@ _DENSITY_SHARE = 0.01
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators."""
 
+    _parameter_constraints = {
+        **BOOSTING_CONSTRAINTS,
+        "n_cycles": [integers(1, 10_000), AUTO],
+        "n_bins": [integers(2, 256), AUTO],
+        "noise_reg": [NON_NEGATIVE],
+        "max_active": [integers(1, 100_000), AUTO],
+        "init_fraction": [FRACTION],
+        "n_jobs": N_JOBS,
+    }
+
     def _check_params(self):
+        """Validate the parameters (their constraints, then the privacy rules) before
+        anything is read or spent; returns ``(epsilon, delta)``."""
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if not (isinstance(self.n_cycles, str) and self.n_cycles == "auto"):
-            check_positive_int(self.n_cycles, "n_cycles", maximum=10_000)
-        if not (isinstance(self.n_bins, str) and self.n_bins == "auto"):
-            check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
-        check_positive_number(self.learning_rate, "learning_rate")
-        check_positive_number(self.reg_lambda, "reg_lambda")
-        check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
-        check_positive_number(self.gradient_clip, "gradient_clip")
-        if not (isinstance(self.max_active, str) and self.max_active == "auto"):
-            check_positive_int(self.max_active, "max_active", maximum=100_000)
-        _check_fraction(self.init_fraction, "init_fraction")
-        if not isinstance(self.verbose, numbers.Integral):
-            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
-        check_n_jobs(self.n_jobs)
         return epsilon, delta
 
     def _n_cycles(self, epsilon):
@@ -421,6 +425,9 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
 
+    _parameter_constraints = {**_BaseDPExplainableBoosting._parameter_constraints,
+                              "y_bounds": PUBLIC}
+
 
 @estimator_doc(
     task='classification',
@@ -467,3 +474,6 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
+
+    _parameter_constraints = {**_BaseDPExplainableBoosting._parameter_constraints,
+                              "classes": PUBLIC}

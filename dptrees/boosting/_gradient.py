@@ -67,13 +67,27 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 import functools
 import math
-import numbers
 from typing import NamedTuple, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
+from dptrees._constraints import (
+    ACCOUNTANT,
+    DELTA,
+    EPSILON,
+    FRACTION,
+    N_JOBS,
+    NON_NEGATIVE,
+    POSITIVE,
+    PUBLIC,
+    RANDOM_STATE,
+    VERBOSE,
+    integers,
+    options,
+    validate_params,
+)
 from dptrees._core import _fixedpoint
 from dptrees._docs import estimator_doc
 from dptrees._sources import (
@@ -82,7 +96,7 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._params import store_params
-from dptrees._parallel import check_n_jobs, n_threads
+from dptrees._parallel import n_threads
 from dptrees._random import check_random_state
 from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
 from dptrees._progress import Progress
@@ -119,9 +133,6 @@ from dptrees.mechanisms import (
 from dptrees.validation import (
     check_delta,
     check_epsilon,
-    check_in,
-    check_positive_int,
-    check_positive_number,
     warn_weak_delta,
 )
 
@@ -131,12 +142,6 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
-
-
-def _check_fraction(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
 
 
 @functools.lru_cache(maxsize=256)
@@ -372,41 +377,60 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         self.privacy_ledger_ = plan.ledger()
 
 
+#: The parameters every gradient-boosting estimator (trees, additive, federated) shares.
+BOOSTING_CONSTRAINTS = {
+    "epsilon": EPSILON,
+    "delta": DELTA,
+    "learning_rate": [POSITIVE],
+    "reg_lambda": [POSITIVE],
+    "gradient_clip": [POSITIVE],
+    "bounds": PUBLIC,
+    "accountant": ACCOUNTANT,
+    "random_state": RANDOM_STATE,
+    "verbose": VERBOSE,
+}
+#: ... and those of the boosted-tree estimators (central and federated).
+BOOSTED_TREE_CONSTRAINTS = {
+    **BOOSTING_CONSTRAINTS,
+    "n_estimators": [integers(1, 100_000)],
+    "max_depth": [integers(1, 16)],
+    "n_bins": [integers(2, 256)],
+    "leaf_clip": [None, POSITIVE],
+}
+
+
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP gradient-boosting estimators."""
 
+    _parameter_constraints = {
+        **BOOSTED_TREE_CONSTRAINTS,
+        "noise": [options("gaussian", "laplace")],
+        "accounting": [options("rdp", "pld")],
+        "split": [options("random", "private", "hybrid")],
+        "split_fraction": [FRACTION],
+        "noise_reg": [NON_NEGATIVE],
+        "batch_size": [integers(1)],
+        "subsample": [None, FRACTION],
+        "init_fraction": [FRACTION],
+        "n_jobs": N_JOBS,
+    }
+
     def _check_params(self):
+        """Validate the parameters (their constraints, then the privacy rules and their
+        combinations) before anything is read or spent; returns ``(epsilon, delta)``."""
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        check_in(self.noise, "noise", ("gaussian", "laplace"))
         delta = check_delta(self.delta)
         if self.noise == "gaussian" and not 0 < delta < 1:
             raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
-        self._check_tree_params()
-        check_positive_int(self.batch_size, "batch_size", maximum=self.n_estimators)
-        check_n_jobs(self.n_jobs)
-        check_in(self.split, "split", ("random", "private", "hybrid"))
-        _check_fraction(self.init_fraction, "init_fraction")
-        _check_fraction(self.split_fraction, "split_fraction")
-        check_positive_number(self.noise_reg, "noise_reg", allow_zero=True)
-        check_in(self.accounting, "accounting", ("rdp", "pld"))
-        if self.subsample is not None:
-            _check_fraction(self.subsample, "subsample")
-            if (self.split, self.noise, self.accounting) != ("random", "gaussian", "rdp"):
-                raise ValueError("subsample needs split='random', noise='gaussian' and "
-                                 "accounting='rdp'")
+        if self.batch_size > self.n_estimators:
+            raise ValueError(f"batch_size must be <= n_estimators={self.n_estimators}, got "
+                             f"{self.batch_size}")
+        if self.subsample is not None and (self.split, self.noise, self.accounting) != (
+                "random", "gaussian", "rdp"):
+            raise ValueError("subsample needs split='random', noise='gaussian' and "
+                             "accounting='rdp'")
         return epsilon, (delta if self.noise == "gaussian" else 0.0)
-
-    def _check_tree_params(self):
-        """The checks of the parameters every boosted-tree estimator shares."""
-        check_positive_int(self.n_estimators, "n_estimators", maximum=100_000)
-        check_positive_int(self.max_depth, "max_depth", minimum=1, maximum=16)
-        check_positive_int(self.n_bins, "n_bins", minimum=2, maximum=256)
-        check_positive_number(self.learning_rate, "learning_rate")
-        check_positive_number(self.reg_lambda, "reg_lambda")
-        check_positive_number(self.gradient_clip, "gradient_clip")
-        check_positive_number(self.leaf_clip, "leaf_clip", allow_none=True)
-        if not isinstance(self.verbose, numbers.Integral):
-            raise ValueError(f"verbose must be an int, got {self.verbose!r}")
 
     # -- budget -------------------------------------------------------------------------
 
@@ -843,6 +867,9 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
                  random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
 
+    _parameter_constraints = {**_BaseDPGradientBoosting._parameter_constraints,
+                              "y_bounds": PUBLIC}
+
 @estimator_doc(
     task='classification',
     see_also=[('DPExplainableBoostingClassifier', 'additive model with individual accounting'),
@@ -887,3 +914,6 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
+
+    _parameter_constraints = {**_BaseDPGradientBoosting._parameter_constraints,
+                              "classes": PUBLIC}

@@ -53,13 +53,21 @@ for record-level add/remove neighbours (a client of one record is the add/remove
 """
 
 import copy
-import numbers
 from typing import Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dptrees._constraints import (
+    AUTO,
+    POSITIVE,
+    PUBLIC,
+    integers,
+    options,
+    reals,
+    validate_params,
+)
 from dptrees._docs import estimator_doc
 from dptrees._report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
@@ -69,7 +77,7 @@ from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
-from dptrees.boosting._gradient import _BaseDPGradientBoosting
+from dptrees.boosting._gradient import BOOSTED_TREE_CONSTRAINTS, _BaseDPGradientBoosting
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
@@ -87,9 +95,6 @@ from dptrees.federated._protocol import (
 from dptrees.validation import (
     check_delta,
     check_epsilon,
-    check_in,
-    check_positive_int,
-    check_positive_number,
     warn_privacy_leak,
     warn_user,
 )
@@ -212,32 +217,26 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             del self._params
         return self
 
+    _parameter_constraints = {
+        **BOOSTED_TREE_CONSTRAINTS,
+        "accounting": [options("auto", "rdp", "pld")],
+        "n_clients": [None, integers(1)],
+        "sampling_probability": [None, reals(0, 1, "right")],
+        "expected_clients": [None, POSITIVE],
+        "noise_multiplier": [POSITIVE, AUTO],
+        "clip_norm": [POSITIVE, options("adaptive"), AdaptiveClip],
+    }
+
     def _check_fed_params(self):
+        """Validate the parameters (their constraints, then the privacy rules and their
+        combinations) before anything is read or spent; returns ``(epsilon, delta)``."""
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        check_in(self.accounting, "accounting", ("auto", "rdp", "pld"))
-        self._check_tree_params()
-        if self.n_clients is not None:
-            check_positive_int(self.n_clients, "n_clients")
         if self.sampling_probability is not None and self.expected_clients is not None:
             raise ValueError("give sampling_probability or expected_clients, not both")
-        if self.sampling_probability is not None:
-            q = self.sampling_probability
-            if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
-                raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
-        if self.expected_clients is not None:
-            check_positive_number(self.expected_clients, "expected_clients")
-        if not (isinstance(self.noise_multiplier, str) and self.noise_multiplier == "auto"):
-            check_positive_number(self.noise_multiplier, "noise_multiplier")
-        check_positive_int(self.verbose, "verbose", minimum=0)
-        if isinstance(self.clip_norm, str):
-            if self.clip_norm != "adaptive":
-                raise ValueError(f"clip_norm must be a number > 0, 'adaptive' or an "
-                                 f"AdaptiveClip, got {self.clip_norm!r}")
-        elif not isinstance(self.clip_norm, AdaptiveClip):
-            check_positive_number(self.clip_norm, "clip_norm")
         return epsilon, delta
 
     def _noise_and_accounting(self, epsilon, delta, q):
@@ -591,6 +590,9 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  random_state=None, verbose=0):
         store_params(self, locals())
 
+    _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
+                              "classes": PUBLIC}
+
     def _encode_targets(self, source):
         """Have ``source`` keep its labels as class indices under the public ``classes``;
         returns the log-loss, the kind, the number of classes, the leaks and the fitted
@@ -647,6 +649,9 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  n_clients=None, accounting="auto", accountant=None,
                  random_state=None, verbose=0):
         store_params(self, locals())
+
+    _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
+                              "y_bounds": PUBLIC}
 
     def _encode_targets(self, source):
         """Have ``source`` keep its targets clipped to the public ``y_bounds`` and
