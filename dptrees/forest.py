@@ -149,12 +149,21 @@ class _BaseDPForest(_BaseDPTree):
         return check_positive_int(self.n_estimators, "n_estimators")
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the forest, spending ``epsilon`` once from the accountant.
 
         With ``partition`` each tree gets the full ``epsilon`` on its own disjoint part
         (parallel composition); otherwise each tree gets ``epsilon / n_estimators`` on
         all the data (sequential composition).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight in [0, 1] (rows in memory only), as for the single
+            trees: every sensitivity and the guarantee are unchanged. Parts of a
+            partition forest are drawn without reading the weights.
 
         Returns
         -------
@@ -169,7 +178,8 @@ class _BaseDPForest(_BaseDPTree):
         budget = self._tree_budget(tree_epsilon)
         accountant = self._resolve_accountant()
         threads = n_threads(self.n_jobs, n_trees)
-        with self._training_data(X, y, n_jobs=n_threads(self.n_jobs)) as data:
+        with self._training_data(X, y, n_jobs=n_threads(self.n_jobs),
+                                 sample_weight=sample_weight) as data:
             max_features = (None if self._greedy
                             else resolve_max_features(self.max_features, data.n_features))
             builder = self._builder(budget, data, max_features)

@@ -51,9 +51,12 @@ from dptrees.validation import (
     check_features,
     check_in,
     check_positive_int,
+    check_sample_weight,
     check_targets_regression,
     check_y_bounds,
     clip,
+    weight_units,
+    WEIGHT_BITS,
 )
 
 __all__ = ["DPDecisionTreeClassifier", "DPDecisionTreeRegressor", "auto_max_depth",
@@ -148,8 +151,11 @@ class _PreparedData:
 
     ``codes`` are the feature bin codes; ``labels`` the target bins (regression) or class
     indices (classification); ``y_fixed`` the fixed-point rescaled targets (zeros for
-    classification).
+    classification); ``weights`` the sample weights in units of
+    :data:`~dptrees.validation.WEIGHT_GRID` (None: unweighted).
     """
+
+    weights = None
 
     @property
     def n_samples(self):
@@ -159,7 +165,8 @@ class _PreparedData:
         """The node arrays of ``builder``'s tree on these rows (the statistics of large
         nodes on ``n_threads`` threads: the same tree)."""
         return builder.build(noise_rng, candidate_rng, self.codes, self.y_fixed, self.labels,
-                             self.codes_by_feature, n_threads=n_threads)
+                             self.codes_by_feature, n_threads=n_threads,
+                             weights=self.weights)
 
     def partition(self, n_parts, rng):
         """Assign every row to one of ``n_parts`` parts (:func:`assign_partitions`)."""
@@ -177,7 +184,13 @@ class _PreparedData:
         part.codes_by_feature = np.ascontiguousarray(self.codes_by_feature[:, rows])
         part.y_fixed = np.ascontiguousarray(self.y_fixed[rows])
         part.labels = np.ascontiguousarray(self.labels[rows])
+        if self.weights is not None:
+            part.weights = np.ascontiguousarray(self.weights[rows])
         return part
+
+    def _set_weights(self, sample_weight):
+        weights = check_sample_weight(sample_weight, self.n_samples)
+        self.weights = None if weights is None else weight_units(weights)
 
     def _bin_features(self, estimator, X, n_threads):
         if X.shape[0] > _MAX_ROWS:
@@ -196,10 +209,11 @@ class _PreparedData:
 class _PreparedRegression(_PreparedData):
     fixed_scale = 2.0**_FIXED_BITS
 
-    def __init__(self, estimator, X, y, n_threads=1):
+    def __init__(self, estimator, X, y, n_threads=1, sample_weight=None):
         X = check_features(X)
         y = check_targets_regression(y, X.shape[0])
         self._bin_features(estimator, X, n_threads)
+        self._set_weights(sample_weight)
         y_bounds = check_y_bounds(estimator.y_bounds, y)
         if y_bounds.leak is not None:
             self.leaks.append(y_bounds.leak)
@@ -215,7 +229,7 @@ class _PreparedRegression(_PreparedData):
 class _PreparedClassification(_PreparedData):
     fixed_scale = 1.0
 
-    def __init__(self, estimator, X, y, n_threads=1):
+    def __init__(self, estimator, X, y, n_threads=1, sample_weight=None):
         X = check_features(X)
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
@@ -223,6 +237,7 @@ class _PreparedClassification(_PreparedData):
         if len(encoding.classes) > 256:
             raise ValueError(f"at most 256 classes are supported, got {len(encoding.classes)}")
         self._bin_features(estimator, X, n_threads)
+        self._set_weights(sample_weight)
         if encoding.leak is not None:
             self.leaks.append(encoding.leak)
         self.classes = encoding.classes
@@ -240,6 +255,7 @@ class _SourceData:
 
     part_index = None
     parts = None
+    weights = None  # sources read in blocks take no sample weights
 
     def _bin_features(self, estimator, source):
         self.source = source
@@ -402,7 +418,8 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
             min_samples_split=float(self.min_samples_split),
             min_samples_leaf=float(self.min_samples_leaf), fixed_scale=data.fixed_scale,
             count_t=count_t, count_s=count_s, split_q=split_q, split_eps_num=split_eps_num,
-            split_den=split_den, **leaf_noise,
+            split_den=split_den, weight_shift=0 if data.weights is None else WEIGHT_BITS,
+            **leaf_noise,
         )
 
     def _resolve_n_thresholds(self, data):
@@ -428,13 +445,18 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         """Post-process the released values of the fitted ``trees`` (default: nothing)."""
 
     @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the tree, spending ``epsilon`` from the accountant.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight in [0, 1] (rows in memory only): it scales the
+            record's count, target and class count, so every sensitivity and the
+            guarantee are unchanged. A weight of 0 is the record's removal; weights of
+            one are the unweighted fit. See "Sample weights" in the user guide.
 
         Returns
         -------
@@ -445,7 +467,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         threads = n_threads(self.n_jobs)
         budget = self._tree_budget(epsilon)
         accountant = self._resolve_accountant()
-        with self._training_data(X, y, n_jobs=threads) as data:
+        with self._training_data(X, y, n_jobs=threads, sample_weight=sample_weight) as data:
             builder = self._builder(budget, data)
             rng = check_random_state(self.random_state)
             accountant.spend(epsilon, label=type(self).__name__)
@@ -455,16 +477,16 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         return self
 
     @contextmanager
-    def _training_data(self, X, y, n_jobs=1):
-        """The validated, binned rows of ``fit(X, y)``: in memory, or left in a source
-        read block by block (memmaps, :class:`dptrees.Blocks`, Dask), closed at the end.
-        Everything is validated here, before anything is spent. A data frame's column
-        names become ``feature_names_in_``."""
+    def _training_data(self, X, y, n_jobs=1, sample_weight=None):
+        """The validated, binned rows of ``fit(X, y, sample_weight)``: in memory, or
+        left in a source read block by block (memmaps, :class:`dptrees.Blocks`, Dask;
+        no weights), closed at the end. Everything is validated here, before anything is
+        spent. A data frame's column names become ``feature_names_in_``."""
         X = fit_columns(self, X)
         if not is_blockwise(X, y):
-            yield self._prepare(X, y, n_jobs)
+            yield self._prepare(X, y, n_jobs, sample_weight)
             return
-        source = open_source(X, y, n_jobs=n_jobs)
+        source = open_source(X, y, n_jobs=n_jobs, sample_weight=sample_weight)
         try:
             yield self._prepare_source(source)
         finally:
@@ -539,8 +561,8 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 class _RegressionTreeMixin:
     """Regression specifics: targets rescaled to [0, 1] by public ``y_bounds``."""
 
-    def _prepare(self, X, y, n_threads=1):
-        return _PreparedRegression(self, X, y, n_threads)
+    def _prepare(self, X, y, n_threads=1, sample_weight=None):
+        return _PreparedRegression(self, X, y, n_threads, sample_weight)
 
     def _prepare_source(self, source):
         return _SourceRegression(self, source)
@@ -576,8 +598,8 @@ class _RegressionTreeMixin:
 class _ClassificationTreeMixin:
     """Classification specifics: Gini utility, noisy class-count leaves."""
 
-    def _prepare(self, X, y, n_threads=1):
-        return _PreparedClassification(self, X, y, n_threads)
+    def _prepare(self, X, y, n_threads=1, sample_weight=None):
+        return _PreparedClassification(self, X, y, n_threads, sample_weight)
 
     def _prepare_source(self, source):
         return _SourceClassification(self, source)

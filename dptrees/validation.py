@@ -73,6 +73,8 @@ __all__ = [
     "clip_to_bounds",
     "warn_privacy_leak",
     "warn_user",
+    "weight_units",
+    "WEIGHT_BITS",
     "WEIGHT_GRID",
 ]
 
@@ -694,7 +696,14 @@ def check_targets_regression(y, n_samples=None, *, name="y"):
 
 
 #: Sample weights are rounded to multiples of this, so that weighted sums are exact.
-WEIGHT_GRID = 2.0**-20
+WEIGHT_BITS = 20
+WEIGHT_GRID = 2.0**-WEIGHT_BITS
+
+
+def weight_units(sample_weight: np.ndarray) -> np.ndarray:
+    """Checked sample weights (multiples of :data:`WEIGHT_GRID` in [0, 1], from
+    :func:`check_sample_weight`) as int64 units of the grid, in ``[0, 2**WEIGHT_BITS]``."""
+    return np.rint(sample_weight / WEIGHT_GRID).astype(np.int64)
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray | None:

@@ -16,6 +16,7 @@ folder is put on ``sys.path``, so test modules import this one as ``support``.
   ``SKLEARN_VERSION`` is the installed (major, minor).
 """
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -106,7 +107,8 @@ def release_sampler(est, X, y, summarise, *, prepare, fresh_streams):
     Runs exactly what ``est.fit`` runs after validation and accounting: the estimator's
     compiled builder (``est._builder(budget, data)``, ``budget`` from
     ``est._tree_budget(est._check_params())``) on ``data = prepare(est, X, y)`` (the
-    estimator's ``_Prepared*`` class). ``summarise`` receives the builder's node arrays.
+    estimator's ``_Prepared*`` class; its sample weights, if any, go to the builder as
+    ``fit`` passes them). ``summarise`` receives the builder's node arrays.
 
     ``fresh_streams=True``: every release draws its noise and candidate streams from its
     own ``rng.spawn(2)``, as ``fit`` does. ``False``: a batch of releases shares one pair
@@ -117,17 +119,18 @@ def release_sampler(est, X, y, summarise, *, prepare, fresh_streams):
     budget = est._tree_budget(est._check_params())
     builder = est._builder(budget, data)
     codes, y_fixed, labels = data.codes, data.y_fixed, data.labels
+    build = functools.partial(builder.build, weights=data.weights)
 
     if fresh_streams:
         def sampler(n, rng):
             out = np.empty(n)
             for i in range(n):
-                out[i] = summarise(builder.build(*rng.spawn(2), codes, y_fixed, labels))
+                out[i] = summarise(build(*rng.spawn(2), codes, y_fixed, labels))
             return out
     else:
         def sampler(n, rng):
             noise, candidates = rng.spawn(2)
-            return np.array([summarise(builder.build(noise, candidates, codes, y_fixed, labels))
+            return np.array([summarise(build(noise, candidates, codes, y_fixed, labels))
                              for _ in range(n)])
 
     return sampler

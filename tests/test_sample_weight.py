@@ -5,9 +5,10 @@ Hessian), so a record still moves every release by at most its unweighted sensit
 What is checked here: the weights are validated with clear errors; a weight of 1 is the
 unweighted record and a weight of 0 its removal, bit for bit; the weights steer the fit;
 the guarantee and the ledger do not change; data read in blocks refuses weights; and the
-estimators that take no weights (trees, forests) say so the scikit-learn way (no ``sample_weight`` in
-``fit``). The audits of the weighted releases are in ``test_gradient_boosting.py``
-(``test_audit_initial_score_with_sample_weights`` and its positive control).
+estimators all take them (``has_fit_parameter``). The audits of the weighted releases are in
+``test_gradient_boosting.py`` (``test_audit_initial_score_with_sample_weights`` and its
+positive control), ``test_adaboost.py`` and ``test_tree_sample_weight.py`` (trees and
+forests).
 """
 
 import numpy as np
@@ -18,10 +19,16 @@ import dptrees
 from dptrees import (
     BudgetAccountant,
     DPAdaBoostClassifier,
+    DPDecisionTreeClassifier,
+    DPDecisionTreeRegressor,
     DPExplainableBoostingClassifier,
     DPExplainableBoostingRegressor,
+    DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
+    DPPartitionForestClassifier,
+    DPPartitionForestRegressor,
 )
 from dptrees.boosting._gradient import _FixedPoint
 from dptrees.boosting._losses import BinaryLogistic, SquaredError
@@ -34,7 +41,9 @@ from dptrees.validation import WEIGHT_GRID, check_sample_weight
 
 N = 3000
 
-#: Every estimator that takes sample weights, with its public inputs.
+#: Every estimator (and leaf or split kind of the compiled tree builder), with its public
+#: inputs. Those before the federated ones: a weight of 0 is the record's removal, bit for
+#: bit.
 WEIGHTED = [
     (DPGradientBoostingClassifier, "classification", {}),
     (DPGradientBoostingRegressor, "regression", {}),
@@ -42,10 +51,20 @@ WEIGHTED = [
     (DPExplainableBoostingClassifier, "classification", {}),
     (DPExplainableBoostingRegressor, "regression", {}),
     (DPAdaBoostClassifier, "classification", {}),
+    (DPDecisionTreeClassifier, "classification", {}),
+    (DPDecisionTreeClassifier, "classification", {"leaf": "label"}),
+    (DPDecisionTreeRegressor, "regression", {}),
+    (DPDecisionTreeRegressor, "regression", {"leaf": "median"}),
+    (DPExtraTreesClassifier, "classification", {"n_estimators": 3}),
+    (DPExtraTreesRegressor, "regression", {"n_estimators": 3}),
     (DPFederatedGradientBoostingClassifier, "classification", {"n_clients": N}),
     (DPFederatedGradientBoostingRegressor, "regression", {"n_clients": N}),
+    (DPPartitionForestClassifier, "classification", {"n_estimators": 3}),
+    (DPPartitionForestRegressor, "regression", {"n_estimators": 3}),
 ]
 IDS = [f"{cls.__name__}{'-' + '-'.join(kw) if kw else ''}" for cls, _, kw in WEIGHTED]
+REMOVAL = WEIGHTED.index(
+    (DPFederatedGradientBoostingClassifier, "classification", {"n_clients": N}))
 
 
 def data(task, n=N, seed=0):
@@ -126,13 +145,14 @@ def test_weights_of_one_are_the_unweighted_fit(cls, task, extra):
     assert ones.delta_spent_ == plain.delta_spent_
 
 
-@pytest.mark.parametrize("cls, task, extra", WEIGHTED[:6], ids=IDS[:6])
+@pytest.mark.parametrize("cls, task, extra", WEIGHTED[:REMOVAL], ids=IDS[:REMOVAL])
 def test_weight_zero_is_removal(cls, task, extra):
     # Every statistic is an exact sum in which a record of weight 0 adds 0, and no noise
     # draw depends on the number of rows: the same model as without those rows (DP
     # AdaBoost's noisy weight range is over the records of positive weight). (The
     # EBM's "auto" max_active reads a noisy density of all rows, whatever they weigh, and
-    # federated sampling draws per client: those are left out here.)
+    # federated sampling and partition forests' parts draw per record or client: those
+    # are left out here.)
     if cls in (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor):
         extra = {**extra, "max_active": 3}
     X, y = data(task)
@@ -215,17 +235,19 @@ def test_weighted_gradient_statistics_stay_in_the_clipping_range():
 # -- where weights are not taken ------------------------------------------------------
 
 
+@pytest.mark.parametrize("cls", [DPGradientBoostingClassifier, DPDecisionTreeClassifier,
+                                 DPExtraTreesClassifier])
 @pytest.mark.parametrize("make", [
     lambda X, path: np.lib.format.open_memmap(path, mode="w+", dtype=np.float64,
                                               shape=X.shape),
     lambda X, path: dptrees.Blocks(X, block_rows=100),
 ], ids=["memmap", "Blocks"])
-def test_data_in_blocks_refuses_weights(tmp_path, make):
+def test_data_in_blocks_refuses_weights(tmp_path, make, cls):
     X, y = data("classification", 300)
     source = make(X, str(tmp_path / "X.npy"))
     if isinstance(source, np.memmap):
         source[:] = X
-    est = build(DPGradientBoostingClassifier, "classification", {})
+    est = build(cls, "classification", {})
     with pytest.raises(ValueError, match="sample_weight is supported for data in memory"):
         est.fit(source, y, sample_weight=np.ones(300))
     assert est.accountant.spent == (0.0, 0.0)
@@ -238,20 +260,21 @@ def _all_estimators():
     return [cls for cls in found if isinstance(cls, type) and hasattr(cls, "fit")]
 
 
-def test_which_estimators_take_weights():
-    # The user guide's list: the boosting families take weights; the trees and forests
-    # (whose compiled builder counts whole records) do not, and say so the scikit-learn
-    # way: no sample_weight in fit, so meta-estimators do not pass one.
+def test_every_estimator_takes_weights():
+    # The user guide's list: every estimator, the scikit-learn way (sample_weight in fit,
+    # so meta-estimators pass it), and every one of them is in the property tests above.
     takes = {cls.__name__ for cls in _all_estimators()
              if has_fit_parameter(cls(), "sample_weight")}
     assert takes == {cls.__name__ for cls, _, _ in WEIGHTED}
-    assert len(_all_estimators()) == 13
+    assert len(_all_estimators()) == 13 == len(takes)
 
 
 @pytest.mark.parametrize("cls, params", [
     (DPExplainableBoostingClassifier, {"n_cycles": 2}),
     (DPGradientBoostingClassifier, {"n_estimators": 3}),
     (DPAdaBoostClassifier, {"n_estimators": 3, "schedule": "every"}),
+    (DPDecisionTreeClassifier, {}),
+    (DPExtraTreesClassifier, {"n_estimators": 2}),
 ])
 def test_weighted_fits_do_not_depend_on_threads(cls, params):
     # With n_jobs=2 the rows (and their weights) are cut into blocks run on threads;

@@ -107,12 +107,14 @@ _PARTITION_CLASSES = {} if SKLEARN_VERSION >= (1, 6) else {"check_classifiers_cl
     "predicts one class (at any epsilon).")}
 
 EXPECTED_FAILURES = {
-    "DPDecisionTreeRegressor": {},
-    "DPDecisionTreeClassifier": {},
-    "DPPartitionForestRegressor": {"check_regressors_train": _PARTITION_TRAIN},
-    "DPPartitionForestClassifier": _PARTITION_CLASSES,
-    "DPExtraTreesRegressor": {"check_regressors_train": _EXTRA_TRAIN},
-    "DPExtraTreesClassifier": {},
+    "DPDecisionTreeRegressor": sample_weight_expected_failures(),
+    "DPDecisionTreeClassifier": sample_weight_expected_failures(),
+    "DPPartitionForestRegressor": {"check_regressors_train": _PARTITION_TRAIN,
+                                   **sample_weight_expected_failures()},
+    "DPPartitionForestClassifier": {**_PARTITION_CLASSES, **sample_weight_expected_failures()},
+    "DPExtraTreesRegressor": {"check_regressors_train": _EXTRA_TRAIN,
+                              **sample_weight_expected_failures()},
+    "DPExtraTreesClassifier": sample_weight_expected_failures(),
     "DPExplainableBoostingRegressor": sample_weight_expected_failures(),
     "DPExplainableBoostingClassifier": sample_weight_expected_failures(),
     "DPFederatedGradientBoostingRegressor": sample_weight_expected_failures(),

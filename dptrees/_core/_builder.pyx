@@ -49,6 +49,22 @@ A tree has at most ``max_nodes`` nodes: at each depth, only the first
 ``(max_nodes - 1) // (2 max_depth)`` nodes (left to right) that may split try to
 (:meth:`TreeBuilder.plan_level`). The rule reads released counts and public values only.
 
+Sample weights
+--------------
+A builder made with ``weight_shift = s > 0`` takes each row's weight ``c`` in [0, 1] as an
+integer number of units ``u = c 2**s`` (:meth:`TreeBuilder.build`'s ``weights``). Every
+count statistic is then a sum of units, and a row's regression target counts as
+``floor(u y / 2**s)``, in ``[0, c y]``: a record of weight ``c`` is a record of weight
+``c`` and target at most ``y``, so it moves every statistic by at most what an
+unweighted record moves it by. What is released from a sum of units ``U`` is always the
+whole number of records ``round(U / 2**s)`` (:meth:`TreeBuilder._records`): adding a
+record raises ``U`` by ``u <= 2**s``, so the rounded value by 0 or 1. Noisy counts, class
+counts, label and median scores therefore keep sensitivity 1 and their monotonicity, and
+their noise is unchanged; the split utilities are computed from the units scaled back
+by ``2**-s`` (``_side_utility``: sensitivities for weighted records). A weight of 0 is
+the record's removal, and weights of one give the unweighted tree bit for bit (every
+scaling is by a power of two).
+
 Statistics
 ----------
 Per (feature, bin) cell the builder keeps ``width`` int64 statistics: ``[count, sum]`` for
@@ -280,6 +296,10 @@ cdef class TreeBuilder:
     cdef Py_ssize_t max_nodes
     cdef bint permute_flip
     cdef double min_samples_split, min_samples_leaf, fixed_scale
+    cdef int shift            # statistics count records in units of 2**-shift (weights)
+    cdef int64_t half_unit    # 2**shift / 2: rounds units to records
+    cdef int64_t centre_units  # fixed_scale / 2 per record unit (mean leaves)
+    cdef double inv_unit      # 2**-shift
     cdef uint64_t count_t, count_s, leaf_t, leaf_s
     cdef double split_q
     cdef uint64_t split_eps_num, split_den, leaf_eps_num, leaf_den
@@ -289,7 +309,8 @@ cdef class TreeBuilder:
                  double min_samples_leaf, double fixed_scale, uint64_t count_t,
                  uint64_t count_s, double split_q, uint64_t split_eps_num, uint64_t split_den,
                  uint64_t leaf_t=1, uint64_t leaf_s=1, uint64_t leaf_eps_num=1,
-                 uint64_t leaf_den=1, Py_ssize_t max_nodes=2**20, int n_thresholds=1):
+                 uint64_t leaf_den=1, Py_ssize_t max_nodes=2**20, int n_thresholds=1,
+                 int weight_shift=0):
         if not 2 <= n_bins <= 256 or not 2 <= n_labels <= 256 or not 0 <= max_depth <= 64:
             raise ValueError("n_bins and n_labels must be in [2, 256], max_depth in [0, 64]")
         if criterion not in _CRITERIA or leaf not in _LEAVES:
@@ -303,6 +324,19 @@ cdef class TreeBuilder:
         if max_nodes < 1 or max_nodes >= 2**31:
             raise ValueError("max_nodes must be in [1, 2**31)")
         self.max_nodes = max_nodes
+        if not 0 <= weight_shift <= 30:
+            raise ValueError("weight_shift must be in [0, 30]")
+        self.shift = weight_shift
+        self.half_unit = (<int64_t>1 << weight_shift) >> 1
+        self.inv_unit = 1.0 / (<int64_t>1 << weight_shift)
+        # a mean leaf centres its sum on fixed_scale / 2 per record: with weights, an
+        # exact integer per unit of weight
+        if weight_shift and leaf == "mean" and (
+                fixed_scale / 2 != rint(fixed_scale / 2)
+                or (<int64_t>(fixed_scale / 2)) % (<int64_t>1 << weight_shift) != 0):
+            raise ValueError("weighted mean leaves need fixed_scale / 2 a multiple of "
+                             "2**weight_shift")
+        self.centre_units = (<int64_t>(fixed_scale / 2)) >> weight_shift
         if min(count_t, count_s, leaf_t, leaf_s, split_eps_num, split_den, leaf_eps_num,
                leaf_den) < 1 or not split_q > 0 or not fixed_scale > 0:
             raise ValueError("noise parameters must be positive")
@@ -370,6 +404,12 @@ cdef class TreeBuilder:
 
     # -- what a level decides, from statistics alone -----------------------------------
 
+    cdef inline int64_t _records(self, int64_t units) noexcept nogil:
+        """``units`` of weight (``>= 0``) rounded to whole records: adding a record of
+        weight at most 1 raises this by 0 or 1 (see "Sample weights"); the identity
+        without weights."""
+        return (units + self.half_unit) >> self.shift
+
     cdef inline bint _may_split(self, int depth, double noisy_count) noexcept nogil:
         return depth < self.max_depth and noisy_count >= self.min_samples_split
 
@@ -409,8 +449,10 @@ cdef class TreeBuilder:
             b = w.cand_bin[chosen]
             d.n_left = w.left_stats[chosen * self.width]
         d.n_right = w.totals[0] - d.n_left
-        d.left_count = d.n_left + discrete_laplace(bg, self.count_t, self.count_s)
-        d.right_count = d.n_right + discrete_laplace(bg, self.count_t, self.count_s)
+        d.left_count = self._records(d.n_left) + discrete_laplace(bg, self.count_t,
+                                                                  self.count_s)
+        d.right_count = self._records(d.n_right) + discrete_laplace(bg, self.count_t,
+                                                                    self.count_s)
         d.feature = -1
         d.bin_threshold = -1
         if d.left_count >= self.min_samples_leaf and d.right_count >= self.min_samples_leaf:
@@ -451,7 +493,7 @@ cdef class TreeBuilder:
 
     def build(self, generator, candidate_generator, const uint8_t[:, ::1] codes,
               const int64_t[::1] y_fixed, const uint8_t[::1] labels, codes_by_feature=None,
-              int n_threads=1):
+              int n_threads=1, weights=None):
         """Build the tree from rows in memory; returns a dict of node arrays, numbered
         depth first.
 
@@ -466,7 +508,10 @@ cdef class TreeBuilder:
         same codes feature-major, shape (p, n) (made here if not given). Split tests read
         one feature of rows scattered across the data: in a 1-D column per feature those
         reads stay within a cache-sized array. ``n_threads``: threads for the statistics
-        of large nodes (the same tree for any number).
+        of large nodes (the same tree for any number). ``weights``: each row's weight in
+        units of ``2**-weight_shift``, int64 in ``[0, 2**weight_shift]``; required if and
+        only if the builder was made with ``weight_shift > 0`` (see "Sample weights" in
+        the module docstring). Its regression targets are scaled by the weights here.
         """
         cdef Py_ssize_t n = codes.shape[0], p = codes.shape[1], d
         cdef bitgen_t* bgs[MAX_LEVELS]
@@ -486,6 +531,25 @@ cdef class TreeBuilder:
             raise ValueError("bin codes or labels out of range")
         if n and (np.asarray(y_fixed).min() < 0 or np.asarray(y_fixed).max() > self.fixed_scale):
             raise ValueError("fixed-point targets out of range")
+        cdef const int64_t[::1] w_view
+        cdef const int64_t* wt = NULL
+        cdef int64_t root_units = n
+        if (weights is None) != (self.shift == 0):
+            raise ValueError("weights are required if and only if weight_shift > 0")
+        if weights is not None:
+            units = np.ascontiguousarray(weights, dtype=np.int64)
+            if units.shape != (n,):
+                raise ValueError("weights must have one entry per row")
+            if n and (units.min() < 0 or units.max() > (1 << self.shift)):
+                raise ValueError(f"weights out of range [0, 2**{self.shift}]")
+            # a row's target counts with its weight, rounded down: at most the
+            # unweighted target, so every sensitivity holds (module docstring)
+            y_fixed = (np.asarray(y_fixed) * units) >> self.shift
+            root_units = int(units.sum())
+            if n == 0:
+                units = np.zeros(1, dtype=np.int64)  # keeps &w_view[0] valid
+            w_view = units
+            wt = &w_view[0]
         if candidate_generator is generator:
             raise ValueError("candidates need their own generator, separate from the noise")
         noise = self.level_streams(generator)  # fresh generators: no one else draws from them
@@ -508,7 +572,8 @@ cdef class TreeBuilder:
         try:
             with nogil:
                 status = self._build(bgs, cand_bgs, codes, &columns[0, 0], columns.shape[1],
-                                     y_fixed, labels, &idx[0], n, p, &nodes, n_threads)
+                                     y_fixed, labels, wt, root_units, &idx[0], n, p, &nodes,
+                                     n_threads)
             _raise_status(status)
             return _node_dict(&nodes)
         finally:
@@ -516,9 +581,9 @@ cdef class TreeBuilder:
 
     cdef int _build(self, bitgen_t** bgs, bitgen_t** cand_bgs, const uint8_t[:, ::1] codes,
                     const uint8_t* columns, Py_ssize_t column_stride,
-                    const int64_t[::1] y_fixed, const uint8_t[::1] labels, Py_ssize_t* idx,
-                    Py_ssize_t n, Py_ssize_t p, NodeArrays* nodes,
-                    int n_threads) noexcept nogil:
+                    const int64_t[::1] y_fixed, const uint8_t[::1] labels, const int64_t* wt,
+                    int64_t root_units, Py_ssize_t* idx, Py_ssize_t n, Py_ssize_t p,
+                    NodeArrays* nodes, int n_threads) noexcept nogil:
         """Depth first: a node's subtree is built while its rows and histograms are in
         cache. Nodes of one depth are still met left to right, each drawing from its
         depth's stream: the draws of a level-by-level build."""
@@ -551,10 +616,11 @@ cdef class TreeBuilder:
             stack[0].depth = 0
             stack[0].parent = -1
             stack[0].is_left = False
-            stack[0].noisy_count = n + discrete_laplace(bgs[0], self.count_t, self.count_s)
+            stack[0].noisy_count = (self._records(root_units)
+                                    + discrete_laplace(bgs[0], self.count_t, self.count_s))
             stack[0].has_stats = greedy and self._may_split(0, stack[0].noisy_count)
             if stack[0].has_stats:
-                self._histograms(codes, y_fixed, labels, idx, 0, n, p, slots, n_threads)
+                self._histograms(codes, y_fixed, labels, wt, idx, 0, n, p, slots, n_threads)
             top = 1
         while status == 0 and top > 0:
             top -= 1
@@ -565,7 +631,7 @@ cdef class TreeBuilder:
                 break
             if not (self._may_split(e.depth, e.noisy_count)
                     and attempts[e.depth] < self._max_level_attempts()):
-                self._row_totals(y_fixed, labels, idx, e.start, e.end, w.totals)
+                self._row_totals(y_fixed, labels, wt, idx, e.start, e.end, w.totals)
                 self._leaf_value(bgs[e.depth], w.totals, e.noisy_count, &w,
                                  nodes.value + node_id * nodes.value_width)
                 continue
@@ -579,10 +645,9 @@ cdef class TreeBuilder:
             else:
                 _draw_candidates(cand_bgs[e.depth], p, k, self.n_thresholds, self.n_bins,
                                  w.work, w.cand_feature, w.cand_bin)
-                self._candidate_stats(columns, column_stride, y_fixed, labels, idx,
-                                      e.start, e.end, k * self.n_thresholds,
-                                      w.cand_feature, w.cand_bin,
-                                      w.totals, w.left_stats, n_threads)
+                self._candidate_stats(columns, column_stride, y_fixed, labels, wt, idx,
+                                      e.start, e.end, k, w.cand_feature, w.cand_bin,
+                                      w.totals, w.left_stats, w.current, n_threads)
             status = self._split(bgs[e.depth], h, p, k, &w, &d)
             if status != 0:
                 break
@@ -601,12 +666,12 @@ cdef class TreeBuilder:
             # (post-processing), never the private child sizes.
             if left_needs or right_needs:
                 if d.left_count <= d.right_count:
-                    self._histograms(codes, y_fixed, labels, idx, e.start, mid, p,
+                    self._histograms(codes, y_fixed, labels, wt, idx, e.start, mid, p,
                                      slots + (top + 1) * hist, n_threads)
                     if right_needs:
                         _subtract(h, slots + (top + 1) * hist, hist, slots + top * hist)
                 else:
-                    self._histograms(codes, y_fixed, labels, idx, mid, e.end, p,
+                    self._histograms(codes, y_fixed, labels, wt, idx, mid, e.end, p,
                                      slots + top * hist, n_threads)
                     if left_needs:
                         _subtract(h, slots + top * hist, hist, slots + (top + 1) * hist)
@@ -635,7 +700,7 @@ cdef class TreeBuilder:
         cdef bitgen_t* bg = bitgen_of(generator)
         cdef double out
         with generator.bit_generator.lock:
-            out = n_rows + discrete_laplace(bg, self.count_t, self.count_s)
+            out = self._records(n_rows) + discrete_laplace(bg, self.count_t, self.count_s)
         return out
 
     def plan_level(self, int depth, const double[::1] noisy_count):
@@ -764,67 +829,112 @@ cdef class TreeBuilder:
     # -- statistics --------------------------------------------------------------------
 
     cdef void _histograms(self, const uint8_t[:, ::1] codes, const int64_t[::1] y_fixed,
-                          const uint8_t[::1] labels, const Py_ssize_t* idx, Py_ssize_t start,
-                          Py_ssize_t end, Py_ssize_t p, int64_t* out,
+                          const uint8_t[::1] labels, const int64_t* wt, const Py_ssize_t* idx,
+                          Py_ssize_t start, Py_ssize_t end, Py_ssize_t p, int64_t* out,
                           int n_threads) noexcept nogil:
         """Statistics of rows ``idx[start:end]`` per (feature, bin) cell; a large node's
         features are shared among ``n_threads`` threads."""
         cdef Py_ssize_t t, per
         memset(out, 0, p * self.n_bins * self.width * sizeof(int64_t))
+        if end <= start:
+            return
+        cdef const uint8_t* base = &codes[0, 0]  # rows exist: the pointer is valid
         if n_threads < 2 or end - start < THREAD_MIN_ROWS:
-            self._feature_histograms(codes, y_fixed, labels, idx, start, end, 0, p, out)
+            self._feature_histograms(base, p, y_fixed, labels, wt, idx, start, end, 0, p, out)
             return
         per = (p + n_threads - 1) // n_threads
         for t in prange(n_threads, num_threads=n_threads, schedule="static"):
-            self._feature_histograms(codes, y_fixed, labels, idx, start, end,
+            self._feature_histograms(base, p, y_fixed, labels, wt, idx, start, end,
                                      min(t * per, p), min((t + 1) * per, p), out)
 
-    cdef void _feature_histograms(self, const uint8_t[:, ::1] codes,
+    cdef void _feature_histograms(self, const uint8_t* codes, Py_ssize_t row_stride,
                                   const int64_t[::1] y_fixed, const uint8_t[::1] labels,
-                                  const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
-                                  Py_ssize_t f_start, Py_ssize_t f_stop,
+                                  const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
+                                  Py_ssize_t end, Py_ssize_t f_start, Py_ssize_t f_stop,
                                   int64_t* out) noexcept nogil:
         """Add the statistics of rows ``idx[start:end]`` to the cells of features
-        ``f_start .. f_stop - 1`` of ``out``."""
+        ``f_start .. f_stop - 1`` of ``out``; a row counts ``wt[row]`` units (1 if
+        ``wt`` is NULL). Row ``r``'s codes start at ``codes + r * row_stride``: the
+        row-major codes (``row_stride = p``), or one feature's column (``row_stride = 1``,
+        features ``0 .. 1``)."""
         cdef Py_ssize_t i, row
         cdef Py_ssize_t wd = self.width, stride = self.n_bins * self.width
         cdef int64_t one = 1
-        # build() checked the codes below n_bins: last_bin 255 compiles the clamp away
-        if self.criterion == CRITERION_MSE:  # [count, sum]
+        # build() checked the codes below n_bins: last_bin 255 compiles the clamp away.
+        # The unweighted loops keep the constant count 1 (it folds into the kernel).
+        if self.criterion == CRITERION_MSE and wt == NULL:  # [count, sum]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         1, 1, &y_fixed[row])
-        else:  # [count, n_0 .. n_{L-1}]
+        elif self.criterion == CRITERION_MSE:  # [weight, weighted sum]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
+                        wt[row], 1, &y_fixed[row])
+        elif wt == NULL:  # [count, n_0 .. n_{L-1}]
+            for i in range(start, end):
+                row = idx[i]
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         1, 1 + labels[row], &one)
+        else:  # [weight, weight of label 0 .. L-1]
+            for i in range(start, end):
+                row = idx[i]
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
+                        wt[row], 1 + labels[row], &wt[row])
 
     cdef void _candidate_stats(self, const uint8_t* columns, Py_ssize_t column_stride,
                                const int64_t[::1] y_fixed,
-                               const uint8_t[::1] labels, const Py_ssize_t* idx,
+                               const uint8_t[::1] labels, const int64_t* wt,
+                               const Py_ssize_t* idx,
                                Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
                                const int32_t* cand_feature, const int32_t* cand_bin,
-                               int64_t* totals, int64_t* left, int n_threads) noexcept nogil:
-        """Statistics of all rows and of each candidate's left side; a large node's
-        candidates are shared among ``n_threads`` threads."""
-        cdef Py_ssize_t c, wd = self.width
-        self._row_totals(y_fixed, labels, idx, start, end, totals)
-        memset(left, 0, k * wd * sizeof(int64_t))
+                               int64_t* totals, int64_t* left, int64_t* hist,
+                               int n_threads) noexcept nogil:
+        """Statistics of all rows and of each candidate's left side: the
+        ``n_thresholds`` candidates of each of the ``k`` drawn features (``hist``: room for
+        ``k`` features' histograms). A large node's features are shared among
+        ``n_threads`` threads."""
+        cdef Py_ssize_t i, wd = self.width, nt = self.n_thresholds
+        cdef Py_ssize_t hist_size = self.n_bins * self.width
+        self._row_totals(y_fixed, labels, wt, idx, start, end, totals)
+        memset(left, 0, k * nt * wd * sizeof(int64_t))
         if n_threads < 2 or end - start < THREAD_MIN_ROWS:
-            for c in range(k):
-                self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
-                                     y_fixed, labels, idx, start, end, left + c * wd)
+            for i in range(k):
+                self._feature_candidates(columns + cand_feature[i * nt] * column_stride,
+                                         cand_bin + i * nt, y_fixed, labels, wt, idx, start,
+                                         end, left + i * nt * wd, hist + i * hist_size)
             return
-        for c in prange(k, num_threads=n_threads, schedule="static"):
-            self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
-                                 y_fixed, labels, idx, start, end, left + c * wd)
+        for i in prange(k, num_threads=n_threads, schedule="static"):
+            self._feature_candidates(columns + cand_feature[i * nt] * column_stride,
+                                     cand_bin + i * nt, y_fixed, labels, wt, idx, start, end,
+                                     left + i * nt * wd, hist + i * hist_size)
+
+    cdef void _feature_candidates(self, const uint8_t* col, const int32_t* edges,
+                                  const int64_t[::1] y_fixed, const uint8_t[::1] labels,
+                                  const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
+                                  Py_ssize_t end, int64_t* left, int64_t* hist) noexcept nogil:
+        """Left-side statistics (``left``: zeroed) of one drawn feature's
+        ``n_thresholds`` candidate ``edges``, from its column ``col``. One edge: one
+        branch-free pass (:meth:`_candidate_left`). More: one pass that fills the
+        feature's histogram (``hist``, ``n_bins * width`` entries), then its sums up to
+        each edge -- a pass per edge would read the rows ``n_thresholds`` times. The same
+        exact integers either way."""
+        cdef Py_ssize_t t, b, m, wd = self.width
+        if self.n_thresholds == 1:
+            self._candidate_left(col, edges[0], y_fixed, labels, wt, idx, start, end, left)
+            return
+        memset(hist, 0, self.n_bins * wd * sizeof(int64_t))
+        self._feature_histograms(col, 1, y_fixed, labels, wt, idx, start, end, 0, 1, hist)
+        for t in range(self.n_thresholds):
+            for b in range(edges[t] + 1):
+                for m in range(wd):
+                    left[t * wd + m] += hist[b * wd + m]
 
     cdef void _candidate_left(self, const uint8_t* col, int32_t bin_threshold,
                               const int64_t[::1] y_fixed, const uint8_t[::1] labels,
-                              const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
-                              int64_t* left) noexcept nogil:
+                              const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
+                              Py_ssize_t end, int64_t* left) noexcept nogil:
         """Statistics of the rows ``idx[start:end]`` whose code in the column ``col`` is
         at most ``bin_threshold`` (``left``: zeroed, ``width`` entries).
 
@@ -834,19 +944,31 @@ cdef class TreeBuilder:
         """
         cdef Py_ssize_t i, m, row
         cdef int64_t goes_left, n_left = 0, sum_left = 0
-        if self.criterion == CRITERION_MSE:
+        if self.criterion == CRITERION_MSE and wt == NULL:
             for i in range(start, end):
                 row = idx[i]
                 goes_left = col[row] <= bin_threshold
                 n_left += goes_left
                 sum_left += goes_left * y_fixed[row]
+        elif self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                row = idx[i]
+                goes_left = col[row] <= bin_threshold
+                n_left += goes_left * wt[row]
+                sum_left += goes_left * y_fixed[row]
+        if self.criterion == CRITERION_MSE:
             left[0] = n_left
             left[1] = sum_left
             return
-        # label counts only; the side's count is their sum
-        for i in range(start, end):
-            row = idx[i]
-            left[1 + labels[row]] += col[row] <= bin_threshold
+        # label counts (weights) only; the side's count is their sum
+        if wt == NULL:
+            for i in range(start, end):
+                row = idx[i]
+                left[1 + labels[row]] += col[row] <= bin_threshold
+        else:
+            for i in range(start, end):
+                row = idx[i]
+                left[1 + labels[row]] += (col[row] <= bin_threshold) * wt[row]
         for m in range(1, self.width):
             left[0] += left[m]
 
@@ -866,7 +988,16 @@ cdef class TreeBuilder:
 
         The record joins one side only, and the terms ``sum(y**2)`` and ``n`` are the same
         for every candidate of a node (they cancel in the selection). So every utility has
-        sensitivity 1 (errors) or 2 (Gini) and is monotonic. Float rounding is below
+        sensitivity 1 (errors) or 2 (Gini) and is monotonic.
+
+        With weights (counts in units, scaled back by ``inv_unit``; "Sample weights" in
+        the module docstring) the same holds for a record of weight ``c`` in [0, 1]:
+        weighted SSE rises by ``c n / (n + c) (y - mean)**2 <= c``; weighted SAE by at most
+        ``c`` times the record's distance to the old weighted median; and ``n Gini`` is
+        concave and homogeneous of degree 1 in the class weights, so adding ``c`` to one
+        class raises it by at least 0 (superadditivity) and at most ``c`` times its
+        partial derivative ``2 (1 - n_a / n) - Gini <= 2``. Scaling by a power of two is
+        exact, so weights of one give the unweighted utilities bit for bit. Float rounding is below
         ``2**-19`` for nodes of under ``2**31`` rows; the caller adds it to the sensitivity.
         """
         cdef int64_t n = s[0]
@@ -877,11 +1008,11 @@ cdef class TreeBuilder:
             return 0.0
         if self.criterion == CRITERION_MSE:
             mean_part = s[1] / self.fixed_scale
-            return mean_part * mean_part / n
+            return mean_part * mean_part / (n * self.inv_unit)
         if self.criterion == CRITERION_GINI:
             for k in range(self.n_labels):
                 total += (<double>s[1 + k]) * s[1 + k]
-            return total / n
+            return total / n * self.inv_unit
         for k in range(self.n_labels):
             acc += s[1 + k]
             if 2 * acc >= n:
@@ -889,7 +1020,7 @@ cdef class TreeBuilder:
                 break
         for k in range(self.n_labels):
             total += s[1 + k] * fabs(<double>(k - med))
-        return -total / self.n_labels
+        return -total / self.n_labels * self.inv_unit
 
     cdef void _greedy_utilities(self, const int64_t* hist, Py_ssize_t p,
                                 double* utilities) noexcept nogil:
@@ -922,9 +1053,10 @@ cdef class TreeBuilder:
             utilities[c] = self._side_utility(left + c * self.width) + self._side_utility(right)
 
     cdef void _row_totals(self, const int64_t[::1] y_fixed, const uint8_t[::1] labels,
-                          const Py_ssize_t* idx, Py_ssize_t start, Py_ssize_t end,
-                          int64_t* totals) noexcept nogil:
-        """Totals of rows ``idx[start:end]``: ``[count, sum]`` or ``[count, n_0, ...]``."""
+                          const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
+                          Py_ssize_t end, int64_t* totals) noexcept nogil:
+        """Totals of rows ``idx[start:end]``: ``[count, sum]`` or ``[count, n_0, ...]``
+        (counts in units of weight if ``wt`` is not NULL)."""
         cdef Py_ssize_t i, m
         for m in range(self.width):
             totals[m] = 0
@@ -933,8 +1065,15 @@ cdef class TreeBuilder:
                 totals[1] += y_fixed[idx[i]]
         else:
             for i in range(start, end):
-                totals[1 + labels[idx[i]]] += 1
-        totals[0] = end - start
+                totals[1 + labels[idx[i]]] += 1 if wt == NULL else wt[idx[i]]
+        if wt == NULL:
+            totals[0] = end - start
+        elif self.criterion == CRITERION_MSE:
+            for i in range(start, end):
+                totals[0] += wt[idx[i]]
+        else:
+            for m in range(1, self.width):
+                totals[0] += totals[m]
 
     # -- leaves ------------------------------------------------------------------------
 
@@ -950,33 +1089,38 @@ cdef class TreeBuilder:
             # Noisy sum of the targets *centred* on 1/2, over the released noisy count;
             # 1/2 is added back and the mean clipped to [0, 1]. Centred targets lie in
             # [-1/2, 1/2], so one record moves the sum by at most fixed_scale / 2: half the
-            # sensitivity, half the noise of an uncentred sum.
-            total = totals[1] - totals[0] * <int64_t>(self.fixed_scale / 2)
+            # sensitivity, half the noise of an uncentred sum. (Weighted: fixed_scale / 2
+            # per record is centre_units per unit of weight, and a record's weighted
+            # target lies in [0, its weight x fixed_scale].)
+            total = totals[1] - totals[0] * self.centre_units
             v = (total + discrete_laplace(bg, self.leaf_t, self.leaf_s)) / self.fixed_scale
             v = 0.5 + v / (noisy_count if noisy_count > 1.0 else 1.0)
             value[0] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
             return
         if self.leaf_kind == LEAF_COUNTS:
-            # One record is in one class: L1 sensitivity 1 for the whole count vector.
+            # One record is in one class: L1 sensitivity 1 for the whole count vector
+            # (weighted: one class's rounded weight moves by 0 or 1).
             for k in range(nl):
-                value[k] = totals[1 + k] + discrete_laplace(bg, self.leaf_t, self.leaf_s)
+                value[k] = self._records(totals[1 + k]) + discrete_laplace(
+                    bg, self.leaf_t, self.leaf_s)
             return
         if self.leaf_kind == LEAF_LABEL:
             # Only the majority label, by permute-and-flip on the class counts: each count
             # has sensitivity 1 and adding a record never lowers any (monotonic).
             for k in range(nl):
-                w.scores[k] = totals[1 + k]
+                w.scores[k] = self._records(totals[1 + k])
                 value[k] = 0.0
             k = permute_and_flip(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den, w.work)
             value[k] = 1.0
             return
         # Median: exponential mechanism over target-bin centres, rank utility
-        # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1).
+        # -|#below - #above| (sensitivity 1: one record moves one of the two counts by 1;
+        # weighted, by at most one record's units, so the rounded gap by 0 or 1).
         total = totals[0]
         below = 0
         for k in range(nl):
             above = total - below - totals[1 + k]
-            w.scores[k] = -(below - above if below >= above else above - below)
+            w.scores[k] = -self._records(below - above if below >= above else above - below)
             below += totals[1 + k]
         k = exponential_mechanism(bg, w.scores, nl, self.leaf_eps_num, self.leaf_den)
         value[0] = (k + 0.5) / nl

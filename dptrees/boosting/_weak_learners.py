@@ -49,12 +49,14 @@ from dptrees._sources._rows import TreeTargets, heap_routing
 from dptrees._tree_structure import Tree
 from dptrees.boosting._trees import heap_children
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
-from dptrees.validation import WEIGHT_GRID  # weights are multiples of it (see above)
+from dptrees.validation import (  # weights are multiples of the grid (see above)
+    WEIGHT_BITS,
+    WEIGHT_GRID,
+    weight_units,
+)
 
 __all__ = ["WEIGHT_GRID", "WeightedRows", "WeightedTree", "fit_weighted_tree", "learner_budget"]
 
-_GRID_BITS = 20  # WEIGHT_GRID = 2**-_GRID_BITS
-assert WEIGHT_GRID == 2.0**-_GRID_BITS
 #: Largest total weight for which float64 sums of grid multiples stay exact.
 MAX_TOTAL_WEIGHT = 2.0**53 * WEIGHT_GRID
 
@@ -187,15 +189,10 @@ def _constant_units(codes, weight):
     return np.full(codes.shape[0], int(round(weight / WEIGHT_GRID)), dtype=np.int64)
 
 
-def _user_units(sample_weight):
-    """A block's sample weights (grid multiples in [0, 1]) as int64 grid units."""
-    return np.rint(sample_weight / WEIGHT_GRID).astype(np.int64)
-
-
 def _weighted_units(units, user):
     """Each record's boosting weight times its sample weight, rounded down to the grid:
     at most the boosting weight (a sample weight of 1 leaves it as it is)."""
-    return (units * user) >> _GRID_BITS
+    return (units * user) >> WEIGHT_BITS
 
 
 def _units_extremes(units, user=None):
@@ -254,7 +251,7 @@ class WeightedRows:
         self.units = source._keep(_constant_units, [source.code_blocks],
                                   weight=initial_weight)
         self.user = (None if source.weight_blocks is None
-                     else source._keep(_user_units, [source.weight_blocks]))
+                     else source._keep(weight_units, [source.weight_blocks]))
 
     def extremes(self):
         """``(largest, smallest)`` weight of the records of positive sample weight (exact;
