@@ -419,12 +419,18 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         return TreeBuilder(
             n_bins=self.n_bins, n_labels=data.n_labels, max_depth=self._fit_max_depth,
             criterion=criterion, leaf=self._leaf_name(), selection=self.selection,
-            max_features=max_features or 0, min_samples_split=float(self.min_samples_split),
+            max_features=max_features or 0,
+            n_thresholds=self._resolve_n_thresholds(data) if max_features else 1,
+            min_samples_split=float(self.min_samples_split),
             min_samples_leaf=float(self.min_samples_leaf), fixed_scale=data.fixed_scale,
             count_t=count_t, count_s=count_s, split_q=split_q, split_eps_num=split_eps_num,
             split_den=split_den, weight_shift=0 if data.weights is None else WEIGHT_BITS,
             **leaf_noise,
         )
+
+    def _resolve_n_thresholds(self, data):
+        """Random edges per drawn feature of the random splitter (1 unless overridden)."""
+        return 1
 
     def _grow(self, data, builder, rng, n_threads=1):
         """Build one tree on prepared data; returns a :class:`Tree` in output units."""

@@ -59,6 +59,9 @@ def estimators():
     yield "partition-reg", DPPartitionForestRegressor(n_estimators=3, **reg), "reg"
     yield "partition-cls", DPPartitionForestClassifier(n_estimators=3, **cls), "cls"
     yield "extra-reg", DPExtraTreesRegressor(n_estimators=3, **reg), "reg"
+    # several edges per feature: histograms in memory, the same sums from blocks
+    yield "extra-reg-edges", DPExtraTreesRegressor(n_estimators=2, n_thresholds=7,
+                                                   **reg), "reg"
     yield "extra-cls-partition", DPExtraTreesClassifier(n_estimators=3, partition=True,
                                                         max_features=2, **cls), "cls"
 

@@ -26,8 +26,10 @@ What a node releases, and why each release is private (add/remove-one neighbours
   Sensitivity 1 (one record is in one node of each depth);
 * its **split** (feature, bin threshold), chosen by permute-and-flip or the exponential
   mechanism among the candidates: *all* ``n_features * (n_bins - 1)`` (feature, edge)
-  pairs for the greedy splitter, or ``max_features`` pairs drawn from a separate random
-  stream that reads no data, for the random (ExtraTrees) splitter. Utilities are
+  pairs for the greedy splitter, or ``max_features`` features with ``n_thresholds``
+  distinct edges each, drawn from a separate random stream that reads no data, for the
+  random (ExtraTrees) splitter. The selection's sensitivity does not depend on the
+  number of candidates. Utilities are
   monotonic (adding a record never raises any of them), with sensitivity 1 for squared
   and absolute error (targets in [0, 1]) and 2 for Gini (see the ``_utility_*`` functions);
 * at a leaf, its **value**: for mean leaves the fixed-point sum of its targets centred on
@@ -284,12 +286,13 @@ cdef class TreeBuilder:
     discrete-Laplace scale of a leaf's fixed-point sum (mean leaves) or of each class
     count (count leaves); ``leaf_eps_num / leaf_den`` weights the median's rank scores.
     ``max_features == 0`` selects the greedy splitter over all candidates; otherwise
-    ``max_features`` random candidates per node. ``max_nodes`` caps the tree's size
+    ``max_features`` random features per node, with ``n_thresholds`` distinct random
+    edges each (at most ``n_bins - 1``). ``max_nodes`` caps the tree's size
     (:meth:`plan_level`).
     """
 
     cdef readonly int width, max_depth
-    cdef int n_bins, n_labels, criterion, leaf_kind, max_features
+    cdef int n_bins, n_labels, criterion, leaf_kind, max_features, n_thresholds
     cdef Py_ssize_t max_nodes
     cdef bint permute_flip
     cdef double min_samples_split, min_samples_leaf, fixed_scale
@@ -306,7 +309,8 @@ cdef class TreeBuilder:
                  double min_samples_leaf, double fixed_scale, uint64_t count_t,
                  uint64_t count_s, double split_q, uint64_t split_eps_num, uint64_t split_den,
                  uint64_t leaf_t=1, uint64_t leaf_s=1, uint64_t leaf_eps_num=1,
-                 uint64_t leaf_den=1, Py_ssize_t max_nodes=2**20, int weight_shift=0):
+                 uint64_t leaf_den=1, Py_ssize_t max_nodes=2**20, int n_thresholds=1,
+                 int weight_shift=0):
         if not 2 <= n_bins <= 256 or not 2 <= n_labels <= 256 or not 0 <= max_depth <= 64:
             raise ValueError("n_bins and n_labels must be in [2, 256], max_depth in [0, 64]")
         if criterion not in _CRITERIA or leaf not in _LEAVES:
@@ -315,6 +319,8 @@ cdef class TreeBuilder:
             raise ValueError("selection must be 'permute_and_flip' or 'exponential'")
         if max_features < 0:
             raise ValueError("max_features must be >= 0")
+        if n_thresholds < 1:
+            raise ValueError("n_thresholds must be >= 1")
         if max_nodes < 1 or max_nodes >= 2**31:
             raise ValueError("max_nodes must be in [1, 2**31)")
         self.max_nodes = max_nodes
@@ -341,6 +347,7 @@ cdef class TreeBuilder:
         self.leaf_kind = _LEAVES[leaf]
         self.width = 2 if self.criterion == CRITERION_MSE else 1 + n_labels
         self.max_features = max_features
+        self.n_thresholds = min(n_thresholds, n_bins - 1)
         self.permute_flip = selection == "permute_and_flip"
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -363,9 +370,11 @@ cdef class TreeBuilder:
         return p if (self.max_features == 0 or self.max_features > p) else self.max_features
 
     cdef inline Py_ssize_t _n_candidates(self, Py_ssize_t p) noexcept nogil:
-        """Candidate splits per node: every (feature, edge) pair (greedy), or one random
-        edge per drawn feature (random)."""
-        return p * (self.n_bins - 1) if self.max_features == 0 else self._features_drawn(p)
+        """Candidate splits per node: every (feature, edge) pair (greedy), or
+        ``n_thresholds`` random edges per drawn feature (random)."""
+        if self.max_features == 0:
+            return p * (self.n_bins - 1)
+        return self._features_drawn(p) * self.n_thresholds
 
     def _check_n_features(self, Py_ssize_t p):
         if p < 1:
@@ -379,13 +388,13 @@ cdef class TreeBuilder:
         cdef Py_ssize_t n_scores = n_cand if n_cand > self.n_labels else self.n_labels
         cdef Py_ssize_t n_work = n_scores if n_scores > p else p
         w.current = <int64_t*>malloc((p * self.n_bins * self.width + 1) * sizeof(int64_t))
-        w.left_stats = <int64_t*>malloc(k * self.width * sizeof(int64_t))
+        w.left_stats = <int64_t*>malloc(n_cand * self.width * sizeof(int64_t))
         w.totals = <int64_t*>malloc(self.width * sizeof(int64_t))
         w.scores = <int64_t*>malloc(n_scores * sizeof(int64_t))
         w.utilities = <double*>malloc(n_cand * sizeof(double))
         w.work = <Py_ssize_t*>malloc(n_work * sizeof(Py_ssize_t))
-        w.cand_feature = <int32_t*>malloc(k * sizeof(int32_t))
-        w.cand_bin = <int32_t*>malloc(k * sizeof(int32_t))
+        w.cand_feature = <int32_t*>malloc(n_cand * sizeof(int32_t))
+        w.cand_bin = <int32_t*>malloc(n_cand * sizeof(int32_t))
         w.scratch = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
         if (w.current == NULL or w.left_stats == NULL or w.totals == NULL
                 or w.scores == NULL or w.utilities == NULL or w.work == NULL
@@ -420,7 +429,7 @@ cdef class TreeBuilder:
         if greedy:
             self._greedy_utilities(hist, p, w.utilities)
         else:
-            self._random_utilities(w.totals, w.left_stats, k, w.utilities)
+            self._random_utilities(w.totals, w.left_stats, n_cand, w.utilities)
         if _quantise(w.utilities, n_cand, self.split_q, w.scores) != 0:
             return ERR_SCORE_RANGE
         if self.permute_flip:
@@ -634,11 +643,11 @@ cdef class TreeBuilder:
                 h = w.current
                 self._hist_totals(h, w.totals)
             else:
-                _draw_candidates(cand_bgs[e.depth], p, k, self.n_bins, w.work,
-                                 w.cand_feature, w.cand_bin)
+                _draw_candidates(cand_bgs[e.depth], p, k, self.n_thresholds, self.n_bins,
+                                 w.work, w.cand_feature, w.cand_bin)
                 self._candidate_stats(columns, column_stride, y_fixed, labels, wt, idx,
                                       e.start, e.end, k, w.cand_feature, w.cand_bin,
-                                      w.totals, w.left_stats, n_threads)
+                                      w.totals, w.left_stats, w.current, n_threads)
             status = self._split(bgs[e.depth], h, p, k, &w, &d)
             if status != 0:
                 break
@@ -708,24 +717,24 @@ cdef class TreeBuilder:
 
     def draw_candidates(self, candidate_generator, Py_ssize_t n_nodes, Py_ssize_t p):
         """The random splitter's candidates of ``n_nodes`` splittable nodes, in order:
-        ``(feature, bin_threshold)``, int32 arrays of shape (n_nodes, k). The same draws an
-        in-memory build makes."""
+        ``(feature, bin_threshold)``, int32 arrays of shape (n_nodes, k * n_thresholds).
+        The same draws an in-memory build makes."""
         cdef Py_ssize_t k, i
         cdef bitgen_t* cand_bg = bitgen_of(candidate_generator)
         if self.max_features == 0:
             raise ValueError("the greedy splitter has no random candidates")
         self._check_n_features(p)
         k = self._features_drawn(p)
-        feature = np.zeros((n_nodes, k), dtype=np.int32)
-        bin_ = np.zeros((n_nodes, k), dtype=np.int32)
+        feature = np.zeros((n_nodes, k * self.n_thresholds), dtype=np.int32)
+        bin_ = np.zeros((n_nodes, k * self.n_thresholds), dtype=np.int32)
         work = np.zeros(p, dtype=np.intp)
         cdef int32_t[:, ::1] f_view = feature
         cdef int32_t[:, ::1] b_view = bin_
         cdef Py_ssize_t[::1] work_view = work
         with candidate_generator.bit_generator.lock:
             for i in range(n_nodes):
-                _draw_candidates(cand_bg, p, k, self.n_bins, &work_view[0], &f_view[i, 0],
-                                 &b_view[i, 0])
+                _draw_candidates(cand_bg, p, k, self.n_thresholds, self.n_bins,
+                                 &work_view[0], &f_view[i, 0], &b_view[i, 0])
         return feature, bin_
 
     def decide_level(self, generator, int depth, const double[::1] noisy_count,
@@ -752,7 +761,7 @@ cdef class TreeBuilder:
         splittable = self.plan_level(depth, noisy_count)
         cdef const uint8_t[::1] split_view = splittable.view(np.uint8)
         self._check_n_features(p)
-        k = self._features_drawn(p)
+        k = self._n_candidates(p)  # the random splitter's candidates per node
         if totals.shape[0] != n or totals.shape[1] != self.width:
             raise ValueError(f"totals must have shape ({n}, {self.width})")
         if (hist.shape[0] != int(splittable.sum()) or hist.shape[2] != self.n_bins
@@ -799,7 +808,8 @@ cdef class TreeBuilder:
                         memcpy(w.cand_bin, &cb[j, 0], k * sizeof(int32_t))
                         self._hist_left(&hist[j, 0, 0, 0], w.cand_feature, w.cand_bin, k,
                                         w.left_stats)
-                    status = self._split(bg, &hist[j, 0, 0, 0], p, k, &w, &d)
+                    status = self._split(bg, &hist[j, 0, 0, 0], p, self._features_drawn(p),
+                                         &w, &d)
                     j += 1
                     if status != 0:
                         break
@@ -826,22 +836,27 @@ cdef class TreeBuilder:
         features are shared among ``n_threads`` threads."""
         cdef Py_ssize_t t, per
         memset(out, 0, p * self.n_bins * self.width * sizeof(int64_t))
+        if end <= start:
+            return
+        cdef const uint8_t* base = &codes[0, 0]  # rows exist: the pointer is valid
         if n_threads < 2 or end - start < THREAD_MIN_ROWS:
-            self._feature_histograms(codes, y_fixed, labels, wt, idx, start, end, 0, p, out)
+            self._feature_histograms(base, p, y_fixed, labels, wt, idx, start, end, 0, p, out)
             return
         per = (p + n_threads - 1) // n_threads
         for t in prange(n_threads, num_threads=n_threads, schedule="static"):
-            self._feature_histograms(codes, y_fixed, labels, wt, idx, start, end,
+            self._feature_histograms(base, p, y_fixed, labels, wt, idx, start, end,
                                      min(t * per, p), min((t + 1) * per, p), out)
 
-    cdef void _feature_histograms(self, const uint8_t[:, ::1] codes,
+    cdef void _feature_histograms(self, const uint8_t* codes, Py_ssize_t row_stride,
                                   const int64_t[::1] y_fixed, const uint8_t[::1] labels,
                                   const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
                                   Py_ssize_t end, Py_ssize_t f_start, Py_ssize_t f_stop,
                                   int64_t* out) noexcept nogil:
         """Add the statistics of rows ``idx[start:end]`` to the cells of features
         ``f_start .. f_stop - 1`` of ``out``; a row counts ``wt[row]`` units (1 if
-        ``wt`` is NULL)."""
+        ``wt`` is NULL). Row ``r``'s codes start at ``codes + r * row_stride``: the
+        row-major codes (``row_stride = p``), or one feature's column (``row_stride = 1``,
+        features ``0 .. 1``)."""
         cdef Py_ssize_t i, row
         cdef Py_ssize_t wd = self.width, stride = self.n_bins * self.width
         cdef int64_t one = 1
@@ -850,22 +865,22 @@ cdef class TreeBuilder:
         if self.criterion == CRITERION_MSE and wt == NULL:  # [count, sum]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         1, 1, &y_fixed[row])
         elif self.criterion == CRITERION_MSE:  # [weight, weighted sum]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         wt[row], 1, &y_fixed[row])
         elif wt == NULL:  # [count, n_0 .. n_{L-1}]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         1, 1 + labels[row], &one)
         else:  # [weight, weight of label 0 .. L-1]
             for i in range(start, end):
                 row = idx[i]
-                add_row(out, stride, wd, &codes[row, 0], f_start, f_stop, 255,
+                add_row(out, stride, wd, codes + row * row_stride, f_start, f_stop, 255,
                         wt[row], 1 + labels[row], &wt[row])
 
     cdef void _candidate_stats(self, const uint8_t* columns, Py_ssize_t column_stride,
@@ -874,20 +889,47 @@ cdef class TreeBuilder:
                                const Py_ssize_t* idx,
                                Py_ssize_t start, Py_ssize_t end, Py_ssize_t k,
                                const int32_t* cand_feature, const int32_t* cand_bin,
-                               int64_t* totals, int64_t* left, int n_threads) noexcept nogil:
-        """Statistics of all rows and of each candidate's left side; a large node's
-        candidates are shared among ``n_threads`` threads."""
-        cdef Py_ssize_t c, wd = self.width
+                               int64_t* totals, int64_t* left, int64_t* hist,
+                               int n_threads) noexcept nogil:
+        """Statistics of all rows and of each candidate's left side: the
+        ``n_thresholds`` candidates of each of the ``k`` drawn features (``hist``: room for
+        ``k`` features' histograms). A large node's features are shared among
+        ``n_threads`` threads."""
+        cdef Py_ssize_t i, wd = self.width, nt = self.n_thresholds
+        cdef Py_ssize_t hist_size = self.n_bins * self.width
         self._row_totals(y_fixed, labels, wt, idx, start, end, totals)
-        memset(left, 0, k * wd * sizeof(int64_t))
+        memset(left, 0, k * nt * wd * sizeof(int64_t))
         if n_threads < 2 or end - start < THREAD_MIN_ROWS:
-            for c in range(k):
-                self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
-                                     y_fixed, labels, wt, idx, start, end, left + c * wd)
+            for i in range(k):
+                self._feature_candidates(columns + cand_feature[i * nt] * column_stride,
+                                         cand_bin + i * nt, y_fixed, labels, wt, idx, start,
+                                         end, left + i * nt * wd, hist + i * hist_size)
             return
-        for c in prange(k, num_threads=n_threads, schedule="static"):
-            self._candidate_left(columns + cand_feature[c] * column_stride, cand_bin[c],
-                                 y_fixed, labels, wt, idx, start, end, left + c * wd)
+        for i in prange(k, num_threads=n_threads, schedule="static"):
+            self._feature_candidates(columns + cand_feature[i * nt] * column_stride,
+                                     cand_bin + i * nt, y_fixed, labels, wt, idx, start, end,
+                                     left + i * nt * wd, hist + i * hist_size)
+
+    cdef void _feature_candidates(self, const uint8_t* col, const int32_t* edges,
+                                  const int64_t[::1] y_fixed, const uint8_t[::1] labels,
+                                  const int64_t* wt, const Py_ssize_t* idx, Py_ssize_t start,
+                                  Py_ssize_t end, int64_t* left, int64_t* hist) noexcept nogil:
+        """Left-side statistics (``left``: zeroed) of one drawn feature's
+        ``n_thresholds`` candidate ``edges``, from its column ``col``. One edge: one
+        branch-free pass (:meth:`_candidate_left`). More: one pass that fills the
+        feature's histogram (``hist``, ``n_bins * width`` entries), then its sums up to
+        each edge -- a pass per edge would read the rows ``n_thresholds`` times. The same
+        exact integers either way."""
+        cdef Py_ssize_t t, b, m, wd = self.width
+        if self.n_thresholds == 1:
+            self._candidate_left(col, edges[0], y_fixed, labels, wt, idx, start, end, left)
+            return
+        memset(hist, 0, self.n_bins * wd * sizeof(int64_t))
+        self._feature_histograms(col, 1, y_fixed, labels, wt, idx, start, end, 0, 1, hist)
+        for t in range(self.n_thresholds):
+            for b in range(edges[t] + 1):
+                for m in range(wd):
+                    left[t * wd + m] += hist[b * wd + m]
 
     cdef void _candidate_left(self, const uint8_t* col, int32_t bin_threshold,
                               const int64_t[::1] y_fixed, const uint8_t[::1] labels,
@@ -1110,14 +1152,19 @@ cdef inline void _subtract(const int64_t* parent, const int64_t* left, Py_ssize_
         out[i] = parent[i] - left[i]
 
 
-cdef void _draw_candidates(bitgen_t* cand_bg, Py_ssize_t p, Py_ssize_t k, int n_bins,
-                           Py_ssize_t* work, int32_t* feature, int32_t* bin_) noexcept nogil:
-    """``k`` distinct features and one uniform bin edge each, from ``cand_bg`` alone.
+cdef void _draw_candidates(bitgen_t* cand_bg, Py_ssize_t p, Py_ssize_t k,
+                           Py_ssize_t n_thresholds, int n_bins, Py_ssize_t* work,
+                           int32_t* feature, int32_t* bin_) noexcept nogil:
+    """``k`` distinct features and ``n_thresholds`` distinct uniform bin edges each
+    (``n_thresholds <= n_bins - 1``), from ``cand_bg`` alone: candidate
+    ``i * n_thresholds + t`` is the ``t``-th edge of the ``i``-th feature.
 
-    Reads no data: the draws depend only on the candidate stream, ``p``, ``k`` and
-    ``n_bins`` (partial Fisher-Yates over the features).
+    Reads no data: the draws depend only on the candidate stream, ``p``, ``k``,
+    ``n_thresholds`` and ``n_bins`` (partial Fisher-Yates over the features, and over the
+    edges of each; with one edge per feature, one uniform draw of it).
     """
-    cdef Py_ssize_t i, j, tmp
+    cdef Py_ssize_t i, j, t, c, tmp
+    cdef Py_ssize_t edges[256]
     for i in range(p):
         work[i] = i
     for i in range(k):
@@ -1125,8 +1172,16 @@ cdef void _draw_candidates(bitgen_t* cand_bg, Py_ssize_t p, Py_ssize_t k, int n_
         tmp = work[i]
         work[i] = work[j]
         work[j] = tmp
-        feature[i] = <int32_t>work[i]
-        bin_[i] = <int32_t>uniform_below(cand_bg, <uint64_t>(n_bins - 1))
+        for t in range(n_bins - 1):
+            edges[t] = t
+        for t in range(n_thresholds):
+            j = t + <Py_ssize_t>uniform_below(cand_bg, <uint64_t>(n_bins - 1 - t))
+            tmp = edges[t]
+            edges[t] = edges[j]
+            edges[j] = tmp
+            c = i * n_thresholds + t
+            feature[c] = <int32_t>work[i]
+            bin_[c] = <int32_t>edges[t]
 
 
 cdef int _quantise(const double* utilities, Py_ssize_t n, double q, int64_t* scores) noexcept nogil:
