@@ -92,9 +92,10 @@ def auto_n_thresholds(n_bins):
     at it: random thresholds are weaker than greedy ones at the same epsilon. The number
     of candidates does not change the privacy cost (the selection's sensitivity does not
     depend on it); what more candidates cost is the exponential mechanism's spread over
-    them (a ``log`` of their number) and time (one pass over a node's rows per
-    candidate). ``n_bins - 1`` edges would make every drawn feature greedy; half keeps
-    the trees random.
+    them (a ``log`` of their number) and a little time: a node reads each drawn
+    feature's column once either way (one edge: a branch-free pass; several: the
+    feature's histogram, summed up to each edge). ``n_bins - 1`` edges would make every
+    drawn feature greedy; half keeps the trees random.
 
     Measured on the validation split of Adult's ``adult.data``
     (``experiments/small_eps_trees.py --validation``, library defaults, 20 seeds,
@@ -205,15 +206,13 @@ class _BaseDPForest(_BaseDPTree):
         self.max_features_ = max_features
         return self
 
-    def _resolve_n_thresholds(self, data):
-        """``n_thresholds`` of the random splitter, or for ``"auto"`` the rule of
-        :func:`auto_n_thresholds`; at most ``n_bins - 1``."""
-        value = getattr(self, "n_thresholds", 1)
-        if isinstance(value, str) and value == "auto":
+    def _resolve_n_thresholds(self):
+        """``n_thresholds`` of the random splitter (DP ExtraTrees), or for ``"auto"`` the
+        rule of :func:`auto_n_thresholds`; at most ``n_bins - 1``."""
+        value = self.n_thresholds
+        if isinstance(value, str):
             value = auto_n_thresholds(self.n_bins)
-        else:
-            value = check_positive_int(value, "n_thresholds")
-        self.n_thresholds_ = min(value, self.n_bins - 1)
+        self.n_thresholds_ = min(int(value), self.n_bins - 1)
         return self.n_thresholds_
 
     def _average(self, X):
@@ -245,7 +244,7 @@ class _BaseDPForest(_BaseDPTree):
 
 #: DP ExtraTrees' own parameters (partition forests are always partitioned)
 _EXTRA_CONSTRAINTS = {"max_features": [None, options("sqrt", "log2"), *fraction_or_count()],
-                      "partition": BOOLEAN}
+                      "n_thresholds": [integers(1), AUTO], "partition": BOOLEAN}
 
 
 class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
@@ -466,7 +465,10 @@ class DPExtraTreesRegressor(_RegressionForest):
 """ + _EXTRA_DOC.format(
     target="``y_bounds``", n_estimators_type="int", n_estimators_default="10",
     n_estimators_auto="", max_features_default='"sqrt"', max_features_note="",
-    n_thresholds_type="int", n_thresholds_default="1", n_thresholds_auto="") + """
+    n_thresholds_type='int or "auto"', n_thresholds_default="1",
+    n_thresholds_auto="""
+        ``"auto"``: :func:`auto_n_thresholds` of ``n_bins`` (chosen for the classifier;
+        not measured on regression, where the default stays DiffPETs' 1).""") + """
     leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
         the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """

@@ -420,7 +420,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
             n_bins=self.n_bins, n_labels=data.n_labels, max_depth=self._fit_max_depth,
             criterion=criterion, leaf=self._leaf_name(), selection=self.selection,
             max_features=max_features or 0,
-            n_thresholds=self._resolve_n_thresholds(data) if max_features else 1,
+            n_thresholds=self._resolve_n_thresholds() if max_features else 1,
             min_samples_split=float(self.min_samples_split),
             min_samples_leaf=float(self.min_samples_leaf), fixed_scale=data.fixed_scale,
             count_t=count_t, count_s=count_s, split_q=split_q, split_eps_num=split_eps_num,
@@ -428,7 +428,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
             **leaf_noise,
         )
 
-    def _resolve_n_thresholds(self, data):
+    def _resolve_n_thresholds(self):
         """Random edges per drawn feature of the random splitter (1 unless overridden)."""
         return 1
 
