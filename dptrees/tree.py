@@ -329,8 +329,8 @@ def _check_budget_weights(weights):
 
 
 def resolve_max_features(max_features, n_features):
-    """Number of random candidate splits per node (one random threshold per feature),
-    for a ``max_features`` that satisfies the forests' constraint.
+    """Number of random features drawn per node (each with ``n_thresholds`` random
+    edges), for a ``max_features`` that satisfies the forests' constraint.
 
     ``None`` means all features; the result is at most ``n_features``.
     """
