@@ -917,19 +917,36 @@ cdef class TreeBuilder:
         """Left-side statistics (``left``: zeroed) of one drawn feature's
         ``n_thresholds`` candidate ``edges``, from its column ``col``. One edge: one
         branch-free pass (:meth:`_candidate_left`). More: one pass that fills the
-        feature's histogram (``hist``, ``n_bins * width`` entries), then its sums up to
-        each edge -- a pass per edge would read the rows ``n_thresholds`` times. The same
-        exact integers either way."""
-        cdef Py_ssize_t t, b, m, wd = self.width
+        feature's histogram (``hist``, ``n_bins * width`` entries), made cumulative, read
+        at each edge -- a pass per edge would read the rows ``n_thresholds`` times. The
+        same exact integers either way."""
+        cdef Py_ssize_t t, b, m, i, row, wd = self.width
         if self.n_thresholds == 1:
             self._candidate_left(col, edges[0], y_fixed, labels, wt, idx, start, end, left)
             return
         memset(hist, 0, self.n_bins * wd * sizeof(int64_t))
-        self._feature_histograms(col, 1, y_fixed, labels, wt, idx, start, end, 0, 1, hist)
+        if self.criterion == CRITERION_MSE:
+            self._feature_histograms(col, 1, y_fixed, labels, wt, idx, start, end, 0, 1, hist)
+        else:
+            # label counts only, one addition a row (as in _candidate_left); a bin's
+            # count is their sum
+            if wt == NULL:
+                for i in range(start, end):
+                    row = idx[i]
+                    hist[col[row] * wd + 1 + labels[row]] += 1
+            else:
+                for i in range(start, end):
+                    row = idx[i]
+                    hist[col[row] * wd + 1 + labels[row]] += wt[row]
+            for b in range(self.n_bins):
+                for m in range(1, wd):
+                    hist[b * wd] += hist[b * wd + m]
+        for b in range(1, self.n_bins):  # cumulative: bin b holds the sums up to edge b
+            for m in range(wd):
+                hist[b * wd + m] += hist[(b - 1) * wd + m]
         for t in range(self.n_thresholds):
-            for b in range(edges[t] + 1):
-                for m in range(wd):
-                    left[t * wd + m] += hist[b * wd + m]
+            for m in range(wd):
+                left[t * wd + m] = hist[edges[t] * wd + m]
 
     cdef void _candidate_left(self, const uint8_t* col, int32_t bin_threshold,
                               const int64_t[::1] y_fixed, const uint8_t[::1] labels,
