@@ -475,6 +475,23 @@ def test_every_released_split_is_the_candidate_drawn_from_the_candidate_stream(c
     assert len(splits) > 10
 
 
+def splits_on_menus(builder, menus, seed, p, n_bins, data_factor, noise_salt):
+    """Build ``builder``'s tree on every kind of dataset (candidate stream ``seed``) and
+    check that each released split is on its level's menu; returns ``(split, menu)``
+    pairs."""
+    pairs = []
+    for i, (kind, n) in enumerate(DATASETS):
+        codes, y_fixed, labels = dataset(kind, n, p, n_bins, seed=data_factor * seed + i)
+        nodes = builder.build(np.random.default_rng([seed, i, noise_salt]),
+                              np.random.default_rng(seed), codes, y_fixed, labels)
+        released = internal_splits(nodes)
+        assert len(released) == len(menus)
+        for split, menu in zip(released, menus):
+            assert split in menu, (seed, kind, split, menu)
+            pairs.append((split, menu))
+    return pairs
+
+
 def test_several_candidates_the_choice_is_always_one_of_the_drawn_ones():
     # p = 4, max_features = 2: the data choose between the two candidates of each node,
     # but the candidates themselves are the replayed draws of the candidate stream.
@@ -483,15 +500,8 @@ def test_several_candidates_the_choice_is_always_one_of_the_drawn_ones():
     choices = {}
     for seed in range(30):
         menus = level_candidates(np.random.default_rng(seed), depth, p, 2, n_bins)
-        for i, (kind, n) in enumerate(DATASETS):
-            codes, y_fixed, labels = dataset(kind, n, p, n_bins, seed=7 * seed + i)
-            nodes = builder.build(np.random.default_rng([seed, i, 5]),
-                                  np.random.default_rng(seed), codes, y_fixed, labels)
-            released = internal_splits(nodes)
-            assert len(released) == len(menus)
-            for split, menu in zip(released, menus):
-                assert split in menu, (seed, kind, split, menu)
-                choices.setdefault((seed, tuple(menu)), set()).add(split)
+        for split, menu in splits_on_menus(builder, menus, seed, p, n_bins, 7, 5):
+            choices.setdefault((seed, tuple(menu)), set()).add(split)
     # not vacuous: the choice does depend on the data (and noise) for some menus
     assert sum(len(c) > 1 for c in choices.values()) > 10
 
@@ -516,14 +526,7 @@ def test_several_thresholds_per_feature_are_distinct_draws_of_the_candidate_stre
             for feature in {f for f, _ in menu}:
                 edges = [b for f2, b in menu if f2 == feature]
                 assert len(edges) == n_thresholds == len(set(edges))
-        for i, (kind, n) in enumerate(DATASETS):
-            codes, y_fixed, labels = dataset(kind, n, p, n_bins, seed=3 * seed + i)
-            nodes = wide.build(np.random.default_rng([seed, i, 6]),
-                               np.random.default_rng(seed), codes, y_fixed, labels)
-            released = internal_splits(nodes)
-            assert len(released) == len(menus)
-            for split, menu in zip(released, menus):
-                assert split in menu, (seed, kind, split, menu)
+        splits_on_menus(wide, menus, seed, p, n_bins, 3, 6)
 
 
 def test_candidate_stream_must_be_separate_from_the_noise_stream():
