@@ -36,9 +36,9 @@ from sklearn.utils._param_validation import (
 )
 
 __all__ = [
-    "HasMethods", "ACCOUNTANT", "AUTO", "BOOLEAN", "DELTA", "EPSILON", "FRACTION", "N_JOBS", "NON_NEGATIVE",
-    "POSITIVE", "PUBLIC", "RANDOM_STATE", "VERBOSE", "fraction_or_count", "integers", "options", "reals",
-    "validate_params",
+    "ACCOUNTANT", "AUTO", "BOOLEAN", "DELTA", "EPSILON", "FRACTION", "HasMethods", "N_JOBS",
+    "NON_NEGATIVE", "POSITIVE", "PUBLIC", "RANDOM_STATE", "VERBOSE", "fraction_or_count",
+    "integers", "options", "reals", "validate_params",
 ]
 
 #: A finite number > 0.

@@ -400,9 +400,9 @@ class DPPartitionForestClassifier(_ClassificationForest):
 
 _EXTRA_DOC = """
     Each node draws ``max_features`` features and ``n_thresholds`` distinct uniformly
-    random bin edges for each, from a random stream of its own that reads no data, and the exponential mechanism (or
-    permute-and-flip) chooses among these candidates. Noisy counts stop the growth and
-    leaves release noisy values, as in the greedy trees.
+    random bin edges for each, from a random stream of its own that reads no data, and
+    the exponential mechanism (or permute-and-flip) chooses among these candidates. Noisy
+    counts stop the growth and leaves release noisy values, as in the greedy trees.
 
     Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours given public bounds
     (and {target}). The per-tree budget is ``epsilon / n_estimators`` (sequential
@@ -486,7 +486,8 @@ class DPExtraTreesRegressor(_RegressionForest):
     """)
 
     def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt", n_thresholds=1,
-                 partition=False, max_depth=5, min_samples_split=20, min_samples_leaf=10, n_bins=40,
+                 partition=False, max_depth=5, min_samples_split=20, min_samples_leaf=10,
+                 n_bins=40,
                  leaf="mean", selection="exponential", budget_weights=(1.0, 1.0, 1.0),
                  n_target_bins=64, bounds=None, y_bounds=None, accountant=None, n_jobs=None,
                  random_state=None, verbose=0):
@@ -535,7 +536,8 @@ class DPExtraTreesClassifier(_ClassificationForest):
     """)
 
     def __init__(self, n_estimators="auto", epsilon=1.0, *, max_features=None,
-                 n_thresholds="auto", partition=False, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
+                 n_thresholds="auto", partition=False, max_depth="auto", min_samples_split=20,
+                 min_samples_leaf=10,
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
