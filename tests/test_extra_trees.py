@@ -236,7 +236,9 @@ def test_default_is_no_partition_and_max_features():
     assert params["n_thresholds"] == "auto"
     params = DPExtraTreesRegressor().get_params()
     assert params["partition"] is False and params["max_features"] == "sqrt"
-    assert params["n_thresholds"] == 1
+    # the regressor's too: on California Housing's validation rows one random edge lost
+    # 0.010 of MAE at epsilon 2 (experiments/etr_thresholds_sweep.py)
+    assert params["n_thresholds"] == "auto"
 
 
 @pytest.mark.parametrize("n_bins, expected", [(2, 1), (3, 1), (4, 2), (40, 20), (41, 20),
