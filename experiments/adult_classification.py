@@ -100,9 +100,10 @@ MODELS = {
     "DP ExtraTrees partition": DPExtraTreesClassifier,
 }
 # The settings the recorded figures were measured with, where a later library default
-# differs (the classifiers' prior_strength and budget_weights defaults came later).
+# differs (the classifiers' prior_strength and budget_weights defaults, and DP
+# ExtraTrees' n_thresholds="auto", came later).
 _AS_RECORDED = {"prior_strength": 0.0}
-_ET_AS_RECORDED = dict(_AS_RECORDED, budget_weights=(1.0, 1.0, 1.0))
+_ET_AS_RECORDED = dict(_AS_RECORDED, budget_weights=(1.0, 1.0, 1.0), n_thresholds=1)
 FIXED = {"DP tree": _AS_RECORDED, "DP partition forest": _AS_RECORDED,
          "DP ExtraTrees": dict(_ET_AS_RECORDED, partition=False),
          "DP ExtraTrees partition": dict(_ET_AS_RECORDED, partition=True)}
