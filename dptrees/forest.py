@@ -21,9 +21,9 @@ from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._constraints import AUTO, BOOLEAN, VERBOSE, fraction_or_count, integers, options
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
-from dptrees._constraints import AUTO, BOOLEAN, VERBOSE, fraction_or_count, integers, options
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress

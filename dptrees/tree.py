@@ -18,7 +18,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dptrees._binning import Binner, missing_features
-from dptrees._core import _binning
 from dptrees._constraints import (
     ACCOUNTANT,
     AUTO,
@@ -31,6 +30,7 @@ from dptrees._constraints import (
     options,
     validate_params,
 )
+from dptrees._core import _binning
 from dptrees._core._builder import TreeBuilder
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
@@ -57,6 +57,7 @@ from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
 from dptrees.validation import (
+    WEIGHT_BITS,
     check_bounds,
     check_classes,
     check_epsilon,
@@ -66,7 +67,6 @@ from dptrees.validation import (
     check_y_bounds,
     clip,
     weight_units,
-    WEIGHT_BITS,
 )
 
 __all__ = ["DPDecisionTreeClassifier", "DPDecisionTreeRegressor", "auto_max_depth",
