@@ -515,7 +515,6 @@ def test_several_thresholds_per_feature_are_distinct_draws_of_the_candidate_stre
     # menus are the replayed draws of the candidate stream alone, with distinct edges per
     # feature, and the released split is always on the menu whatever the data.
     p, depth, n_bins = 4, 2, 8
-    builder = random_builder(max_features=2, n_bins=n_bins, max_depth=depth)
     wide = TreeBuilder(**{**builder_params(2, n_bins, depth), "n_thresholds": n_thresholds})
     for seed in range(20):
         menus = level_candidates(np.random.default_rng(seed), depth, p, 2, n_bins,

@@ -1014,8 +1014,10 @@ cdef class TreeBuilder:
         concave and homogeneous of degree 1 in the class weights, so adding ``c`` to one
         class raises it by at least 0 (superadditivity) and at most ``c`` times its
         partial derivative ``2 (1 - n_a / n) - Gini <= 2``. Scaling by a power of two is
-        exact, so weights of one give the unweighted utilities bit for bit. Float rounding is below
-        ``2**-19`` for nodes of under ``2**31`` rows; the caller adds it to the sensitivity.
+        exact, so weights of one give the unweighted utilities bit for bit.
+
+        Float rounding is below ``2**-19`` for nodes of under ``2**31`` rows; the caller
+        adds it to the sensitivity.
         """
         cdef int64_t n = s[0]
         cdef int k, med = 0
