@@ -2,11 +2,13 @@
 
 import argparse
 import time
+
+import numpy as np
 from pathlib import Path
 
 from experiments.results_json import write_json
 
-__all__ = ["finish", "sweep_main", "sweep_parser", "sweep_settings"]
+__all__ = ["finish", "paired_difference", "sweep_main", "sweep_parser", "sweep_settings"]
 
 
 def sweep_parser(doc, quick_help, models):
@@ -57,3 +59,11 @@ def sweep_main(doc, *, run, format_results, epsilons, quick_epsilons, n_seeds, m
         return finish(results, format_results(results), start, args.json)
 
     return main
+
+
+def paired_difference(diff):
+    """``(mean, 2 SE)`` of paired per-fit differences (the noise band: twice the standard
+    error ``std(ddof=1) / sqrt(n)``; NaN for a single pair)."""
+    diff = np.asarray(diff, dtype=float)
+    two_se = 2 * diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else float("nan")
+    return float(diff.mean()), float(two_se)

@@ -48,7 +48,7 @@ from sklearn.model_selection import train_test_split
 from dptrees import BudgetAccountant, DPExtraTreesRegressor
 
 from experiments import uci_datasets as uci
-from experiments.cli import finish, sweep_parser, sweep_settings
+from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.reproduce_hoang2020 import BOUNDS, Y_BOUNDS, load_data, paper_folds
 from experiments.splits import validation_split
 
@@ -113,12 +113,12 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, datasets=DATASETS, n_folds=N_FOLDS_U
                             mae[setting].append(float(np.mean(np.abs(err))))
                             mse[setting].append(float(np.mean(err ** 2)))
                 diff = np.asarray(mae["auto"]) - np.asarray(mae["1"])
+                mean_diff, two_se = paired_difference(diff)
                 cell = {"mae": {s: float(np.mean(v)) for s, v in mae.items()},
                         "mse": {s: float(np.mean(v)) for s, v in mse.items()},
                         "mae_values": mae,
-                        "diff": float(diff.mean()),
-                        "diff_2se": float(2 * diff.std(ddof=1) / np.sqrt(diff.size))
-                        if diff.size > 1 else float("nan"),
+                        "diff": mean_diff,
+                        "diff_2se": two_se,
                         "auto_wins": int(np.sum(diff < 0)), "n": int(diff.size),
                         "seconds": time.perf_counter() - t0}
                 res["cells"][f"{mode} {eps:g}"] = cell

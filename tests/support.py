@@ -171,6 +171,16 @@ def import_experiment(name):
     return importlib.import_module(f"experiments.{name}")
 
 
+def run_quick_sweep(name):
+    """``experiments.<name>.main(["--quick"])`` of a sweep over California Housing and the
+    UCI data sets, or skip where the module or the shared data is absent."""
+    hoang = import_experiment("reproduce_hoang2020")
+    uci = import_experiment("uci_datasets")
+    if not Path(hoang.DEFAULT_DATA).is_file() or not uci.data_available():
+        pytest.skip("shared California Housing or UCI data not found")
+    return import_experiment(name).main(["--quick"])
+
+
 def load_script(path, name):
     """Import the speed script at ``path`` as a module called ``name``; skip if it is absent.
 

@@ -5,20 +5,14 @@ Runs its ``--quick`` mode once and checks the structure and sanity of the result
 the figures that chose the default. Skipped where the module or the shared data is absent.
 """
 
-from pathlib import Path
-
 import pytest
 
-from support import import_experiment
+from support import run_quick_sweep
 
 
 @pytest.fixture(scope="module")
 def quick():
-    hoang = import_experiment("reproduce_hoang2020")
-    uci = import_experiment("uci_datasets")
-    if not Path(hoang.DEFAULT_DATA).is_file() or not uci.data_available():
-        pytest.skip("shared California Housing or UCI data not found")
-    return import_experiment("etr_thresholds_sweep").main(["--quick"])
+    return run_quick_sweep("etr_thresholds_sweep")
 
 
 def test_quick_mode_compares_both_settings_on_validation_rows(quick):

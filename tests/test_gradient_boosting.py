@@ -193,7 +193,7 @@ def test_seeded_fits_reproduce_and_seeds_differ():
     assert not np.array_equal(a.predict(X), c.predict(X))
 
 
-@pytest.mark.parametrize("split", ["private", "hybrid"])
+@pytest.mark.parametrize("split", ["private", "hybrid", "guided"])
 def test_results_do_not_depend_on_n_jobs(monkeypatch, split):
     monkeypatch.setattr(_array, "_THREAD_MIN_ROWS", 100)
     ranges = []
@@ -248,7 +248,7 @@ def test_regressor_predictions_stay_inside_y_bounds():
 
 
 @pytest.mark.parametrize("noise, delta", [("gaussian", 1e-6), ("laplace", 1e-6)])
-@pytest.mark.parametrize("split", ["random", "private", "hybrid"])
+@pytest.mark.parametrize("split", ["random", "guided", "private", "hybrid"])
 def test_spends_epsilon_once_and_reports_it(noise, delta, split):
     acc = BudgetAccountant(5.0, 1e-3)
     X, y = regression_data(1000)
@@ -762,19 +762,27 @@ def test_control_understated_gradient_sensitivity_is_flagged(record_audit, monke
 HIST_P, HIST_BINS = 4, 4
 
 
-def histogram_audit(monkeypatch, noise, p, n_cal, n_test, seed, epsilon=1.0):
+def histogram_audit(monkeypatch, noise, p, n_cal, n_test, seed, epsilon=1.0,
+                    split="private"):
     # D0: records at the origin (bin 0 of every feature); D1 adds one at the far corner
     # (the last bin of every feature) with the extreme gradient. Statistic: the released
     # G of that corner's cells, summed over the features (the likelihood-ratio direction).
-    est = regressor(n_estimators=1, epsilon=epsilon, noise=noise, split="private",
+    # split="private": the root's histograms; "guided": the split prior's (released once
+    # before the first tree, given the initial score: its own release, audited above).
+    est = regressor(n_estimators=1, epsilon=epsilon, noise=noise, split=split,
                     max_depth=1, n_bins=HIST_BINS, y_bounds=(0, 1), split_fraction=0.5,
                     init_fraction=0.5)
-    ctx, d0, d1, release = neighbouring_tree_releases(
-        monkeypatch, est, *adversarial_regression(20, p, 1.0), n_releases=2)
-    assert_record_at_the_clip(ctx, est.gradient_clip)
+    X1, y1 = adversarial_regression(20, p, 1.0)
+    if split == "guided":
+        d0, d1, release = split_prior_releases(monkeypatch, est, X1, y1)
+    else:
+        ctx, d0, d1, release = neighbouring_tree_releases(monkeypatch, est, X1, y1,
+                                                          n_releases=2)
+        assert_record_at_the_clip(ctx, est.gradient_clip)
     assert d1[0]["values"].shape == (1, p, HIST_BINS)
     diff = d1[0]["values"] - d0[0]["values"]
     assert np.count_nonzero(diff) == p and (diff[0, :, -1] < 0).all()
+    assert np.allclose(diff[0, :, -1], -est.gradient_clip)
     budget = d1[0]["budget"] + d1[1]["budget"]  # the G and H histograms of the root
     assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
                                                    if noise == "gaussian" else epsilon))
@@ -789,6 +797,20 @@ def histogram_audit(monkeypatch, noise, p, n_cal, n_test, seed, epsilon=1.0):
                      replay_sampler(g1, release, statistic), n_cal, n_test, seed, delta)
     claim = zcdp_to_approx_dp(budget, delta) if noise == "gaussian" else budget
     return res, claim
+
+
+def split_prior_releases(monkeypatch, est, X1, y1):
+    """The split prior's two releases (G, H) of fits on ``D0`` (``D1`` without its last
+    record) and ``D1``, both from the same initial score (0.5) and the same seed."""
+    monkeypatch.setattr(_gradient._BoostingFitMixin, "_initial_score",
+                        staticmethod(lambda *args: (np.array([0.5]), float(len(y1)))))
+    calls, release = record_releases(monkeypatch)
+    out = []
+    for n in (len(y1) - 1, len(y1)):
+        calls.clear()
+        clone(est).fit(X1[:n], y1[:n])
+        out.append([dict(c) for c in calls[:2]])
+    return out[0], out[1], release
 
 
 def audit_pair(s0, s1, n_cal, n_test, seed, delta):
@@ -813,6 +835,17 @@ def test_audit_private_split_histogram_release_gaussian(record_audit, monkeypatc
     assert res.epsilon_lower_bound > 0.1
 
 
+@pytest.mark.parametrize("noise, p, epsilon", [("laplace", HIST_P, 8.0),
+                                               ("gaussian", 16, 3.0)])
+def test_audit_split_prior_release(record_audit, monkeypatch, noise, p, epsilon):
+    # The split prior of split="guided": the same kind of release as a private level's,
+    # of all records before the first tree, with the same sensitivity.
+    res, claim = histogram_audit(monkeypatch, noise, p, N_CAL, N_TEST, 18, epsilon=epsilon,
+                                 split="guided")
+    record_audit(res, claim).assert_within(claim)
+    assert res.epsilon_lower_bound > 0.1
+
+
 def ignore_feature_factor(monkeypatch):
     real = _gradient._NoisePlan.release
 
@@ -823,16 +856,17 @@ def ignore_feature_factor(monkeypatch):
     monkeypatch.setattr(_gradient._NoisePlan, "release", release)
 
 
+@pytest.mark.parametrize("split", ["private", "guided"])
 @pytest.mark.parametrize("noise, p, epsilon", [("laplace", HIST_P, 4.0),
                                                ("gaussian", 16, 3.0)])
 def test_control_histogram_without_feature_factor_is_flagged(record_audit, monkeypatch,
-                                                             noise, p, epsilon):
+                                                             noise, p, epsilon, split):
     # POSITIVE CONTROL: the histogram release ignores that a record moves one cell of
     # EVERY feature (sqrt(n_features) in L2, n_features in L1): its G histogram is then
     # 4x (Laplace, 4 features: L1) or 16x in rho (Gaussian, 16 features) less private.
     ignore_feature_factor(monkeypatch)
     res, claim = histogram_audit(monkeypatch, noise, p, N_CAL_CONTROL, N_TEST_CONTROL, 16,
-                                 epsilon=epsilon)
+                                 epsilon=epsilon, split=split)
     record_audit(res, claim)
     assert not res.check(claim), res.summary()
 

@@ -57,7 +57,7 @@ def estimators():
 
 
 SETTINGS = [dict(split="random"), dict(split="private"), dict(split="hybrid"),
-            dict(split="random", subsample=0.3)]
+            dict(split="guided"), dict(split="random", subsample=0.3)]
 
 
 def pick(kind, targets):

@@ -222,7 +222,8 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
             self.random_state).spawn(4)
         accountant.spend(epsilon, delta, label=type(self).__name__)
 
-        init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
+        init, _ = self._initial_score(plan, loss, init_values, n_init_cells, init_budget,
+                                      rng_init)
         rows = CyclicRows(source, loss, init, n_bins)
         density = (self._noisy_density(plan, rows, n, n_features, density_budget, rng_density)
                    if auto_active else None)

@@ -22,7 +22,16 @@ are public. What one fit releases, and the sensitivity of each release:
   with the smaller *noisy* Hessian mass, its sibling is the parent's noisy histogram
   minus it (post-processing). The split is the best Newton gain on the noisy sums
   (post-processing). ``split="random"`` draws every split (feature, bin) uniformly from a
-  generator that reads no data, and spends nothing on structure.
+  generator that reads no data, and spends nothing on structure;
+* **once, with** ``split="guided"``: before the first tree, per output, the per-(feature,
+  bin) sums ``G`` and ``H`` of the initial gradients of all records, with the sensitivity
+  of a private level's histograms (``sqrt(n_features)`` times the per-record bound in
+  L2). Every tree then draws its splits from the prior
+  :func:`~dptrees.boosting._split_prior.split_prior` makes of them (post-processing).
+  ``split="auto"`` (the default) resolves to ``"guided"`` when ``epsilon`` times the noisy
+  record count of the initial score is at least :data:`GUIDED_MIN_EPS_ROWS`, else to
+  ``"random"``: a choice made from public values and a released count (post-processing),
+  before the histogram release; either way the fit spends the same total.
 
 Leaf values ``-G / (max(H, 0) + reg_lambda + noise_reg sigma_G)`` (Newton steps shrunk by
 the noise: ``sigma_G`` is the standard deviation of the noise on a leaf's gradient sum,
@@ -116,6 +125,7 @@ from dptrees.accounting import (
     zcdp_budget,
 )
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
+from dptrees.boosting._split_prior import split_prior
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
     BoostedRegressorMixin,
@@ -142,6 +152,12 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
+#: ``split="auto"`` draws guided splits when ``epsilon * noisy record count`` is at least
+#: this. Below it the split prior's histogram is too noisy to pay for its share of the
+#: budget. Chosen on validation rows of Adult and California Housing (about 23,000 and
+#: 15,000 rows): guided splits lost at eps <= 0.25 and won from eps 0.5 (Adult) or 1
+#: (California); see ``experiments/guided_splits_sweep.py``.
+GUIDED_MIN_EPS_ROWS = 10_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -348,17 +364,19 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
 
     @staticmethod
     def _initial_score(plan, loss, init_values, n_init_cells, budget, rng):
-        """The DP starting score: noisy class counts, or a noisy sum and count (each
-        record moves one count, or the sum of targets in [0, 1], by at most 1)."""
+        """The DP starting score and the noisy record count it released: noisy class
+        counts (their sum), or a noisy sum and count (each record moves one count, or
+        the sum of targets in [0, 1], by at most 1)."""
         if n_init_cells == 2 and isinstance(loss, SquaredError):
             total, count = init_values
             noisy_sum = plan.release(total, 1.0, budget / 2, rng,
                                      label="initial score: sum of targets in [0, 1]")
             noisy_count = plan.release(float(count), 1.0, budget / 2, rng,
                                        label="initial score: record count")
-            return loss.init_score(noisy_sum, noisy_count)
-        return loss.init_score(plan.release(init_values, 1.0, budget, rng,
-                                            label="initial score: class counts"))
+            return loss.init_score(noisy_sum, noisy_count), float(noisy_count)
+        noisy_counts = plan.release(init_values, 1.0, budget, rng,
+                                    label="initial score: class counts")
+        return loss.init_score(noisy_counts), float(np.sum(noisy_counts))
 
     def _store_fit(self, binner, leaks, plan, epsilon):
         """The fitted attributes every boosting estimator shares: the binning, the
@@ -406,7 +424,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         **BOOSTED_TREE_CONSTRAINTS,
         "noise": [options("gaussian", "laplace")],
         "accounting": [options("rdp", "pld")],
-        "split": [options("random", "private", "hybrid")],
+        "split": [options("auto", "random", "guided", "private", "hybrid")],
         "split_fraction": [FRACTION],
         "noise_reg": [NON_NEGATIVE],
         "batch_size": [integers(1)],
@@ -426,39 +444,72 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         if self.batch_size > self.n_estimators:
             raise ValueError(f"batch_size must be <= n_estimators={self.n_estimators}, got "
                              f"{self.batch_size}")
-        if self.subsample is not None and (self.split, self.noise, self.accounting) != (
-                "random", "gaussian", "rdp"):
-            raise ValueError("subsample needs split='random', noise='gaussian' and "
-                             "accounting='rdp'")
+        if self.subsample is not None and (
+                self.split not in ("auto", "random")
+                or (self.noise, self.accounting) != ("gaussian", "rdp")):
+            raise ValueError("subsample needs split='random' (or 'auto', which it makes "
+                             "'random'), noise='gaussian' and accounting='rdp'")
         return epsilon, (delta if self.noise == "gaussian" else 0.0)
 
     # -- budget -------------------------------------------------------------------------
 
-    def _private_levels(self):
-        return {"random": 0, "private": self.max_depth, "hybrid": 1}[self.split]
+    def _resolve_split(self, epsilon, noisy_count):
+        """The split rule of this fit: ``split``, or what ``"auto"`` makes of the public
+        ``epsilon`` and the released ``noisy_count`` (post-processing)."""
+        if self.split != "auto":
+            return self.split
+        if self.subsample is None and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS:
+            return "guided"
+        return "random"
 
-    def _tree_budgets(self, plan, n_trees):
-        """(init, per-tree leaf, per-level histogram) budgets: they add up to the total."""
+    def _private_levels(self, split):
+        return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
+
+    def _tree_budgets(self, plan, n_trees, split):
+        """(init, split prior, per-tree leaf, per-level histogram) budgets: they add up to
+        the total. The initial score's share is the same for every ``split``."""
         init = self.init_fraction * plan.total
-        per_tree = (plan.total - init) / n_trees
-        levels = self._private_levels()
+        rest = plan.total - init
+        if split == "guided":
+            prior = self.split_fraction * rest
+            return init, prior, (rest - prior) / n_trees, 0.0
+        per_tree = rest / n_trees
+        levels = self._private_levels(split)
         if levels == 0:
-            return init, per_tree, 0.0
+            return init, 0.0, per_tree, 0.0
         structure = self.split_fraction * per_tree
-        return init, per_tree - structure, structure / levels
+        return init, 0.0, per_tree - structure, structure / levels
 
     # -- one tree -----------------------------------------------------------------------
 
-    def _noisy_histograms(self, ctx, exact, budget, rng):
-        """Release the (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes."""
+    def _noisy_histograms(self, ctx, exact, budget, rng, label="split histograms"):
+        """Release the (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes
+        (a record is in one bin of each feature: ``sqrt(n_features)`` cells in L2)."""
         g = exact[..., 0] / ctx.g_scale
         h = exact[..., 1] / ctx.h_scale
         l2 = math.sqrt(ctx.n_features)
         g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2,
-                             label="split histograms: gradient sums")
+                             label=f"{label}: gradient sums")
         h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2,
-                             label="split histograms: Hessian sums")
+                             label=f"{label}: Hessian sums")
         return np.stack([g, h], axis=-1)
+
+    def _split_priors(self, ctx, rows, n_outputs, budget, rng):
+        """Release one histogram of the initial gradients of all records per output (each
+        ``budget / n_outputs``: a record's gradients for every output, sequential
+        composition), and return the split prior each gives (post-processing)."""
+        budget = budget / n_outputs
+        sigma_h = ctx.plan.noise_std(ctx.h_sens * math.sqrt(ctx.n_features),
+                                     budget * _HESSIAN_SHARE)
+        root = np.full(1, -1, dtype=np.int32)  # a tree with no split yet: every row at 0
+        rows.start_batch()
+        priors = []
+        for k in range(n_outputs):
+            rows.start_tree(k, root, root.copy())
+            hist = self._noisy_histograms(ctx, rows.histograms(0, [0]), budget, rng,
+                                          label="split prior")[0]
+            priors.append(split_prior(hist, sigma_h, self.reg_lambda))
+        return priors
 
     def _best_split(self, hist):
         """Best Newton gain on a noisy (n_features, n_bins, 2) histogram (post-processing)."""
@@ -482,10 +533,11 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
         bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
         noisy = {}  # node -> released (n_features, n_bins, 2) histogram
-        private_levels = self._private_levels()
+        private_levels = self._private_levels(ctx.split)
         if private_levels < depth:
             random_feature, random_bin = draw_random_structure(
-                rng_structure, ctx.n_features, self.n_bins, depth)
+                rng_structure, ctx.n_features, self.n_bins, depth,
+                None if ctx.priors is None else ctx.priors[k])
         rows.start_tree(k, feature, bin_threshold, rng_sample, self.subsample)
         for level in range(depth):
             nodes = range(2**level - 1, 2 ** (level + 1) - 1)
@@ -554,14 +606,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         warn_weak_delta(delta, n)
         n_trees = self.n_estimators * loss.n_outputs
         plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
-        init_budget, leaf_budget, level_budget = self._tree_budgets(plan, n_trees)
-        if self.subsample is not None:
-            leaf_budget = plan.subsampled_budget(init_budget, n_trees)
         fixed = self._fixed_point(loss, source.weights is not None)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
+        # "auto" is resolved after the initial score: check both rules it may choose.
+        candidates = ("random", "guided") if self.split == "auto" else (self.split,)
         try:
-            self._check_releases(plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
-                                 n_features)
+            for split in candidates:
+                self._check_releases(plan, *self._budgets(plan, n_trees, split), g_sens,
+                                     h_sens, n_features, loss.n_outputs)
         except ValueError as exc:
             raise ValueError(
                 f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees is out of "
@@ -573,11 +625,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         rng_sample = rng.spawn(1)[0] if self.subsample is not None else None
         accountant.spend(epsilon, delta, label=type(self).__name__)
 
-        init = self._initial_score(plan, loss, init_values, n_init_cells, init_budget, rng_init)
-
+        init_budget = self.init_fraction * plan.total
+        init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
+                                                init_budget, rng_init)
+        split = self._resolve_split(epsilon, noisy_count)
+        init_budget, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees,
+                                                                             split)
         ctx = _Context(
             n_features=n_features, plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
-            g_sens=g_sens, h_sens=h_sens,
+            g_sens=g_sens, h_sens=h_sens, split=split, priors=None,
             leaf_budget=leaf_budget, level_budget=level_budget,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
                 g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
@@ -587,6 +643,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         threads = n_threads(self.n_jobs)
         with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as executor:
             rows = source.boosting_rows(loss, fixed, init, self.n_bins, threads, executor)
+            if split == "guided":
+                ctx.priors = self._split_priors(ctx, rows, loss.n_outputs, prior_budget,
+                                                rng_noise)
             progress = Progress(self, self.n_estimators, "round")
             for round_ in range(self.n_estimators):
                 if round_ % self.batch_size == 0:
@@ -608,6 +667,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             progress.close()
 
         self.estimators_ = trees
+        self.split_ = split
+        self.split_priors_ = ctx.priors
         self._step = step
         self.init_score_ = init
         self.n_iter_ = len(trees)
@@ -616,18 +677,26 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self.pld_accountant_ = plan.pld
         return self
 
-    def _check_releases(self, plan, init_budget, leaf_budget, level_budget, g_sens, h_sens,
-                        n_features):
+    def _budgets(self, plan, n_trees, split):
+        """:meth:`_tree_budgets`, with the leaf budget of Poisson-subsampled trees."""
+        init, prior, leaf, level = self._tree_budgets(plan, n_trees, split)
+        if self.subsample is not None:
+            leaf = plan.subsampled_budget(init, n_trees)
+        return init, prior, leaf, level
+
+    def _check_releases(self, plan, init_budget, prior_budget, leaf_budget, level_budget,
+                        g_sens, h_sens, n_features, n_outputs):
         """Check every kind of release can be realised, before anything is spent."""
         plan.check(1.0, init_budget / 2, 256)
         n_leaves = 2**self.max_depth
         plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
         plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
-        if level_budget:
-            cells = n_leaves // 2 * n_features * self.n_bins
-            l2 = math.sqrt(n_features)
-            plan.check(g_sens, level_budget * (1 - _HESSIAN_SHARE), cells, l2)
-            plan.check(h_sens, level_budget * _HESSIAN_SHARE, cells, l2)
+        l2 = math.sqrt(n_features)
+        for budget, nodes in ((level_budget, n_leaves // 2), (prior_budget / n_outputs, 1)):
+            if budget:
+                cells = nodes * n_features * self.n_bins
+                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), cells, l2)
+                plan.check(h_sens, budget * _HESSIAN_SHARE, cells, l2)
 
 class _FixedPoint(NamedTuple):
     """Public clipping bounds, fixed-point scales and per-record sensitivities."""
@@ -759,12 +828,20 @@ _COMMON_PARAMS_DOC = """
         Shrinkage of every tree's leaf values.
     max_depth : int, default=4
         Depth of every tree (full binary trees: ``2**max_depth`` leaves).
-    split : {"random", "private", "hybrid"}, default="random"
+    split : {"auto", "random", "guided", "private", "hybrid"}, default="auto"
         How splits are chosen: uniformly at random with a data-independent generator (no
-        budget), by the best gain on noisy gradient histograms at every level, or on
-        noisy histograms at the root and at random below.
+        budget); at random from a *split prior*, made once from one noisy histogram of the
+        initial gradients of all records (``"guided"``: the splits go where the gain is,
+        see :mod:`dptrees.boosting._split_prior`); by the best gain on noisy gradient
+        histograms at every level; or on noisy histograms at the root and at random
+        below. ``"auto"`` is ``"guided"`` when ``epsilon`` times the noisy record count
+        of the initial score is at least 10,000 (and ``subsample`` is None), else
+        ``"random"``: at smaller budgets the prior's histogram is too noisy to pay for
+        itself. The rule chosen is ``split_``.
     split_fraction : float, default=0.3
-        Share of each tree's budget spent on the noisy histograms (not "random").
+        Share of the budget spent on split statistics: of each tree's budget for
+        ``"private"`` and ``"hybrid"``, of the whole budget after the initial score for
+        the split prior of ``"guided"``. Unused by ``"random"``.
     n_bins : int, default=32
         Equal-width bins over the public bounds, in [2, 256].
     reg_lambda : float, default=50.0
@@ -788,8 +865,9 @@ _COMMON_PARAMS_DOC = """
         Each tree reads a Poisson sample of the records (each independently with this
         public probability), and the fit is accounted as Poisson-subsampled discrete
         Gaussian releases (privacy amplification by subsampling): less noise per tree
-        for the same ``(epsilon, delta)``, and cheaper rounds. ``split="random"``,
-        ``noise="gaussian"`` and ``accounting="rdp"`` only.
+        for the same ``(epsilon, delta)``, and cheaper rounds. ``split="random"`` (or
+        ``"auto"``, which then draws random splits), ``noise="gaussian"`` and
+        ``accounting="rdp"`` only.
 """ + _START_AND_PUBLIC_INPUTS_DOC + """    verbose : int, default=0
         Show the rounds' progress (epsilon spent, time left): a tqdm bar if tqdm is
         installed, else plain lines (see :mod:`dptrees._progress`).
@@ -803,6 +881,11 @@ _ATTRIBUTES_DOC = """
         The trees of each round (one per output).
     init_score_ : ndarray
         The DP initial raw score.
+    split_ : str
+        The split rule of the fit (what ``split="auto"`` resolved to).
+    split_priors_ : list of ndarray or None
+        With guided splits, per output the ``(n_features, n_bins - 1)`` probabilities the
+        trees drew their splits from (post-processing of released values); else None.
     n_iter_ : int
         Number of rounds.
     epsilon_spent_, delta_spent_ : float
@@ -860,7 +943,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
+                 learning_rate=0.3, max_depth=4, split="auto", split_fraction=0.3,
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
@@ -908,7 +991,7 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="random", split_fraction=0.3,
+                 learning_rate=0.3, max_depth=4, split="auto", split_fraction=0.3,
                  n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=1.0, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,

@@ -22,10 +22,13 @@ from dptrees.validation import check_features
 __all__ = ["draw_random_structure", "full_tree", "heap_children"]
 
 
-def draw_random_structure(rng, n_features, n_bins, depth):
-    """A uniformly random (feature, bin threshold) for every internal node, in heap order.
+def draw_random_structure(rng, n_features, n_bins, depth, prior=None):
+    """A random (feature, bin threshold) for every internal node, in heap order: uniform,
+    or drawn from ``prior``, an ``(n_features, n_bins - 1)`` array of probabilities.
 
-    Drawn from ``rng`` alone, so the structure is data-independent and costs no budget.
+    Drawn from ``rng`` alone (and a ``prior`` computed from released values only: see
+    :mod:`dptrees.boosting._split_prior`), so the structure reads no data beyond what
+    was released and costs no budget.
 
     Returns
     -------
@@ -34,8 +37,12 @@ def draw_random_structure(rng, n_features, n_bins, depth):
     n_internal = 2**depth - 1
     feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
     bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
-    feature[:n_internal] = rng.integers(n_features, size=n_internal)
-    bin_threshold[:n_internal] = rng.integers(n_bins - 1, size=n_internal)
+    if prior is None:
+        feature[:n_internal] = rng.integers(n_features, size=n_internal)
+        bin_threshold[:n_internal] = rng.integers(n_bins - 1, size=n_internal)
+    else:
+        cells = rng.choice(prior.size, size=n_internal, p=prior.ravel())
+        feature[:n_internal], bin_threshold[:n_internal] = np.divmod(cells, n_bins - 1)
     return feature, bin_threshold
 
 

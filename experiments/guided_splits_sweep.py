@@ -1,0 +1,162 @@
+"""DP gradient boosting: guided random splits against uniform ones, on validation rows.
+
+The rule of ``split="auto"`` (``dptrees.boosting._gradient.GUIDED_MIN_EPS_ROWS``) is
+chosen here. Both settings are called as a user would: only ``epsilon``, the public
+``bounds`` and ``classes`` / ``y_bounds``, ``random_state`` and ``split`` are given;
+everything else is the library default.
+
+* ``split="random"``: every split (feature, bin) uniform;
+* ``split="guided"``: ``split_fraction`` (0.3) of the budget after the initial score
+  releases one histogram of the initial gradients; every tree draws its splits from the
+  prior it gives (``dptrees/boosting/_split_prior.py``).
+
+Data (validation rows only; no test row is read):
+
+* Adult (``experiments/small_eps_trees.py``'s one-hot preparation): the fixed 80 % fit /
+  20 % validation split of ``adult.data``. Metrics: ROC AUC and accuracy;
+* California Housing (``experiments/etr_thresholds_sweep.validation_sets``): the
+  training rows of the first 3 of the seed's folds, each split 80/20. Metric: MAE.
+
+Every cell fits both settings with the same seeds (a paired comparison). The printed
+difference ``guided - random`` is the mean over fits of the per-fit differences, with
+twice its standard error as the noise band; ``eps x n`` is epsilon times the number of
+fit rows, what ``split="auto"`` compares with 10,000 (through a noisy count).
+
+Usage::
+
+    python -m experiments.guided_splits_sweep           # 7 eps, Adult 5 seeds,
+                                                        # California 3 folds x 3 seeds
+    python -m experiments.guided_splits_sweep --quick   # eps {0.1, 2}, 1 seed, 1 fold
+
+``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
+they are for research, never for a release.
+"""
+
+import time
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from dptrees import (
+    BudgetAccountant,
+    DPGradientBoostingClassifier,
+    DPGradientBoostingRegressor,
+)
+from experiments import small_eps_trees
+from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
+from experiments.etr_thresholds_sweep import validation_sets
+
+EPSILONS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+QUICK_EPSILONS = (0.1, 2.0)
+N_SEEDS = {"adult": 5, "california_housing": 3}
+N_FOLDS = 3
+SETTINGS = ("random", "guided")
+DATASETS = ("adult", "california_housing")
+
+
+def _adult_cells(data_dir, quick):
+    Xf, yf, Xv, yv, classes, bounds = small_eps_trees.load(validation=True, quick=quick,
+                                                           data_dir=data_dir)
+    positive = yv == classes[1]
+
+    def fit_score(split, eps, rng):
+        est = DPGradientBoostingClassifier(epsilon=eps, split=split, bounds=bounds,
+                                           classes=classes, accountant=BudgetAccountant(),
+                                           random_state=rng).fit(Xf, yf)
+        proba = est.predict_proba(Xv)[:, 1]
+        return {"auc": float(roc_auc_score(positive, proba)),
+                "accuracy": float(np.mean((proba > 0.5) == positive))}
+
+    return [(len(yf), fit_score)]
+
+
+def _california_cells(data_dir, n_folds):
+    X, y, bounds, y_bounds, parts = validation_sets("california_housing", n_folds,
+                                                    data_dir)
+    cells = []
+    for fit, val in parts:
+        def fit_score(split, eps, rng, fit=fit, val=val):
+            est = DPGradientBoostingRegressor(epsilon=eps, split=split, bounds=bounds,
+                                              y_bounds=y_bounds,
+                                              accountant=BudgetAccountant(),
+                                              random_state=rng).fit(X[fit], y[fit])
+            return {"mae": float(np.mean(np.abs(est.predict(X[val]) - y[val])))}
+        cells.append((len(fit), fit_score))
+    return cells
+
+
+def run(epsilons=EPSILONS, n_seeds=None, datasets=DATASETS, quick=False, data_dir=None,
+        seed=0, log=print):
+    results = {"epsilons": list(epsilons), "quick": quick, "datasets": {}}
+    for name in datasets:
+        d_index = DATASETS.index(name)
+        parts = (_adult_cells(data_dir, quick) if name == "adult"
+                 else _california_cells(data_dir, 1 if quick else N_FOLDS))
+        seeds = n_seeds or N_SEEDS[name]
+        metric = "auc" if name == "adult" else "mae"
+        res = {"metric": metric, "n_fit": [n for n, _ in parts], "n_seeds": seeds,
+               "cells": {}}
+        for eps in epsilons:
+            t0 = time.perf_counter()
+            scores = {s: [] for s in SETTINGS}
+            for p_index, (_, fit_score) in enumerate(parts):
+                for s in range(seeds):
+                    key = [seed, d_index, int(round(eps * 1000)), p_index, s]
+                    for setting in SETTINGS:  # the same seed for both: paired
+                        rng = np.random.default_rng(np.random.SeedSequence(key))
+                        scores[setting].append(fit_score(setting, eps, rng))
+            diff = np.array([g[metric] - r[metric]
+                             for g, r in zip(scores["guided"], scores["random"])])
+            cell = {s: {m: float(np.mean([v[m] for v in scores[s]])) for m in scores[s][0]}
+                    for s in SETTINGS}
+            mean_diff, two_se = paired_difference(diff)
+            cell.update(diff=mean_diff, diff_2se=two_se,
+                        eps_rows=float(eps * np.mean(res["n_fit"])),
+                        seconds=time.perf_counter() - t0)
+            res["cells"][f"{eps:g}"] = cell
+            if log:
+                log(f"  [{name} eps={eps:g}] {metric} random {cell['random'][metric]:.4f} "
+                    f"guided {cell['guided'][metric]:.4f} diff {cell['diff']:+.4f} "
+                    f"+- {cell['diff_2se']:.4f} ({cell['seconds']:.1f} s)")
+        results["datasets"][name] = res
+    return results
+
+
+def format_results(results):
+    lines = []
+    for name, res in results["datasets"].items():
+        metric = res["metric"]
+        extra = "accuracy" if metric == "auc" else None
+        lines.append(f"{name}: validation {metric.upper()}, {len(res['n_fit'])} split(s) x "
+                     f"{res['n_seeds']} seed(s), fit rows {res['n_fit']}"
+                     + (" (QUICK)" if results["quick"] else ""))
+        head = f"{'eps':>6}{'eps x n':>10}{'random':>9}{'guided':>9}{'guided-random':>15}{'2 SE':>8}"
+        if extra:
+            head += f"{'acc random':>12}{'acc guided':>12}"
+        lines.append(head)
+        for eps, c in res["cells"].items():
+            line = (f"{eps:>6}{c['eps_rows']:>10.0f}{c['random'][metric]:>9.4f}"
+                    f"{c['guided'][metric]:>9.4f}{c['diff']:>+15.4f}{c['diff_2se']:>8.4f}")
+            if extra:
+                line += f"{c['random'][extra]:>12.4f}{c['guided'][extra]:>12.4f}"
+            lines.append(line)
+        lines.append("")
+    lines.append("split='auto' draws guided splits when eps x (noisy) n >= 10,000.")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = sweep_parser(__doc__, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, Adult subsampled",
+                          DATASETS)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    epsilons, n_seeds, datasets = sweep_settings(args, EPSILONS, QUICK_EPSILONS, None,
+                                                 DATASETS)
+    results = run(epsilons, n_seeds, datasets, quick=args.quick, data_dir=args.data_dir,
+                  seed=args.seed)
+    return finish(results, format_results(results), start, args.json)
+
+
+if __name__ == "__main__":
+    main()

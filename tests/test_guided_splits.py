@@ -1,0 +1,164 @@
+"""Guided random splits of DP gradient boosting (``split="guided"`` / ``"auto"``).
+
+* ``split_prior`` (post-processing of one released histogram): a distribution, uniform
+  when nothing gains, at least ``UNIFORM_SHARE`` spread evenly, most of the rest on the
+  split that gains, blind to cells it counts as empty;
+* ``draw_random_structure`` draws from the prior (a chi-squared test of the frequencies);
+* the fit: what ``"auto"`` resolves to, the budget (spent once, exactly; the prior's
+  releases in the ledger), the prior found on data with one informative feature, and
+  guided beating uniform splits there.
+
+Guided fits are also in ``tests/test_gradient_boosting.py``'s ``n_jobs`` and budget
+tests and in ``tests/test_sources.py``'s every-source-gives-the-same-model tests.
+
+The release itself is audited beside the other histogram releases in
+``tests/test_gradient_boosting.py`` (``test_audit_split_prior_release`` and its control).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from dptrees import BudgetAccountant
+from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
+from dptrees.boosting import _gradient
+from dptrees.boosting._split_prior import EMPTY_CELL_SIGMAS, UNIFORM_SHARE, split_prior
+from dptrees.boosting._trees import draw_random_structure
+
+# -- the prior ------------------------------------------------------------------------
+
+
+def _hist(n_features=5, n_bins=8):
+    return np.zeros((n_features, n_bins, 2))
+
+
+def test_prior_is_uniform_when_no_split_gains():
+    hist = _hist()
+    hist[:, :, 1] = 10.0  # mass everywhere, no gradient: no gain
+    prior = split_prior(hist, sigma_h=1.0, reg_lambda=1.0)
+    assert prior.shape == (5, 7)
+    np.testing.assert_allclose(prior, 1.0 / prior.size)
+
+
+def test_prior_puts_its_mass_on_the_split_that_gains():
+    hist = _hist()
+    hist[:, :, 1] = 100.0
+    hist[2, :4, 0], hist[2, 4:, 0] = -50.0, 50.0  # feature 2 splits between bins 3 and 4
+    prior = split_prior(hist, sigma_h=1.0, reg_lambda=1.0)
+    assert math.isclose(prior.sum(), 1.0)
+    assert prior.min() >= UNIFORM_SHARE / prior.size * (1 - 1e-12)
+    assert np.unravel_index(np.argmax(prior), prior.shape) == (2, 3)
+    assert prior[2].sum() == pytest.approx(1 - UNIFORM_SHARE + UNIFORM_SHARE / 5)
+
+
+def test_prior_treats_cells_below_the_noise_as_empty():
+    # Noise-sized gradient sums in cells whose Hessian sum is within EMPTY_CELL_SIGMAS of
+    # zero must not move the prior: the same prior as without them.
+    sigma_h = 10.0
+    hist = _hist()
+    hist[:, [0, -1], 1] = 1000.0
+    hist[1, 0, 0], hist[1, -1, 0] = -300.0, 300.0
+    clean = split_prior(hist, sigma_h, reg_lambda=1.0)
+    noisy = hist.copy()
+    rng = np.random.default_rng(0)
+    noisy[:, 1:-1, 0] = rng.normal(0, 200.0, size=noisy[:, 1:-1, 0].shape)
+    noisy[:, 1:-1, 1] = EMPTY_CELL_SIGMAS * sigma_h * rng.random(noisy[:, 1:-1, 1].shape)
+    np.testing.assert_allclose(split_prior(noisy, sigma_h, reg_lambda=1.0), clean)
+
+
+def test_draws_follow_the_prior():
+    rng = np.random.default_rng(3)
+    n_features, n_bins, depth = 3, 5, 6
+    prior = rng.random((n_features, n_bins - 1)) + 0.05
+    prior /= prior.sum()
+    counts = np.zeros(prior.size)
+    for _ in range(200):
+        feature, bin_threshold = draw_random_structure(rng, n_features, n_bins, depth, prior)
+        n_internal = 2**depth - 1
+        assert (feature[n_internal:] == -1).all() and (bin_threshold[n_internal:] == -1).all()
+        np.add.at(counts, feature[:n_internal] * (n_bins - 1) + bin_threshold[:n_internal], 1)
+    expected = prior.ravel() * counts.sum()
+    assert sps.chisquare(counts, expected).pvalue > 1e-3
+    # power: the uniform distribution is rejected
+    assert sps.chisquare(counts, np.full(prior.size, counts.sum() / prior.size)).pvalue < 1e-3
+
+
+# -- the fit ----------------------------------------------------------------------------
+
+
+def one_informative_feature(n=4000, p=10, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    return X, (X[:, 3] > 0.7).astype(int)
+
+
+def classifier(**params):
+    base = dict(n_estimators=10, max_depth=3, bounds=(0.0, 1.0), classes=[0, 1],
+                accountant=BudgetAccountant(), random_state=0)
+    base.update(params)
+    return DPGradientBoostingClassifier(**base)
+
+
+@pytest.mark.parametrize("epsilon, n, expected", [(1.0, 4000, "random"),
+                                                  (8.0, 4000, "guided")])
+def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, n, expected):
+    X, y = one_informative_feature(n)
+    auto = classifier(epsilon=epsilon).fit(X, y)
+    assert auto.split_ == expected
+    explicit = classifier(epsilon=epsilon, split=expected).fit(X, y)
+    np.testing.assert_array_equal(auto.predict_proba(X), explicit.predict_proba(X))
+    assert (auto.split_priors_ is None) == (expected == "random")
+
+
+def test_auto_with_subsample_is_random():
+    X, y = one_informative_feature()
+    est = classifier(epsilon=8.0, subsample=0.5).fit(X, y)
+    assert est.split_ == "random" and est.split_priors_ is None
+
+
+@pytest.mark.parametrize("make, n_outputs", [
+    (lambda **kw: classifier(**kw), 1),
+    (lambda **kw: classifier(classes=[0, 1, 2], **kw), 3),
+    (lambda **kw: DPGradientBoostingRegressor(n_estimators=10, max_depth=3,
+                                              bounds=(0.0, 1.0), y_bounds=(0.0, 1.0),
+                                              random_state=0, **kw), 1),
+])
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_guided_spends_its_budget_once_and_records_the_prior(make, n_outputs, noise):
+    X, y = one_informative_feature()
+    if n_outputs == 3:
+        y = np.digitize(X[:, 3], [0.4, 0.7])
+    acc = BudgetAccountant(10.0, 1e-3)
+    est = make(epsilon=2.0, split="guided", noise=noise, accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 1 and acc.ledger[0].epsilon == 2.0
+    assert 2.0 * (1 - 1e-6) <= est.epsilon_spent_ <= 2.0 * (1 + 1e-12)
+    n_init = 2 if isinstance(est, DPGradientBoostingRegressor) else 1
+    assert est.n_releases_ == n_init + 2 * n_outputs + 2 * 10 * n_outputs
+    prior_entries = [e for e in est.privacy_ledger_ if e["release"].startswith("split prior")]
+    assert sorted(e["release"] for e in prior_entries) == [
+        "split prior: Hessian sums", "split prior: gradient sums"]
+    assert all(e["count"] == n_outputs for e in prior_entries)
+    assert len(est.split_priors_) == n_outputs
+
+
+def test_prior_budget_is_the_split_fraction_of_what_the_initial_score_leaves():
+    plan = _gradient._NoisePlan("laplace", 2.0, 0.0)
+    est = classifier(split="guided", split_fraction=0.25, init_fraction=0.1)
+    init, prior, leaf, level = est._tree_budgets(plan, 10, "guided")
+    assert math.isclose(init, 0.1 * plan.total)
+    assert math.isclose(prior, 0.25 * 0.9 * plan.total)
+    assert math.isclose(init + prior + 10 * leaf, plan.total) and level == 0.0
+
+
+def test_guided_finds_the_informative_feature_and_beats_uniform_splits():
+    X, y = one_informative_feature(n=6000, p=20)
+    Xt, yt = one_informative_feature(n=4000, p=20, seed=1)
+    guided = classifier(epsilon=4.0, split="guided", n_estimators=20).fit(X, y)
+    random = classifier(epsilon=4.0, split="random", n_estimators=20).fit(X, y)
+    prior = guided.split_priors_[0]
+    assert prior[3].sum() > 0.5  # uniform would give it 1/20
+    assert np.argmax(prior[3]) in (20, 21, 22)  # the edge near 0.7 of 32 bins (22.4)
+    assert guided.score(Xt, yt) > random.score(Xt, yt) + 0.02
+
