@@ -12,7 +12,8 @@ one synthetic data set, in the same process and run, it times
 The cost of *one round* is measured without the one-off work (validation, binning, the
 initial score): ``(t(1 + k rounds) - t(1 round)) / k``, each time the best of
 ``--repeat`` fits. scikit-learn uses all cores (OpenMP); ours ``n_jobs`` threads for the
-histograms (``split="private"`` and ``"hybrid"``; ``"random"`` needs none).
+histograms (``split="private"`` and ``"hybrid"``, and ``"guided"``'s one prior histogram,
+which is one-off work; ``"random"`` needs none).
 
 Data: ``n x p`` float64 features uniform in [0, 1) and Friedman #1 targets, as in
 ``benchmarks/bench_trees.py`` (public bounds: features [0, 1], targets [-3, 33]).
@@ -40,7 +41,7 @@ import time
 import numpy as np
 
 TARGET_MAX_RATIO = 1.5  # our round / scikit-learn's round
-MODES = ("random", "hybrid", "private", "random-subsample")
+MODES = ("random", "guided", "hybrid", "private", "random-subsample")
 SUBSAMPLE = 0.1  # "random-subsample": split="random", each tree on a 10 % Poisson sample
 
 

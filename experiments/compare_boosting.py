@@ -24,10 +24,13 @@ Columns:
   (``random_state`` fixed per repeat; on Adult the ordinal categorical columns are passed
   as ``categorical_features``). It does not depend on eps: computed once, printed in every
   row;
-* ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="random"``,
-  ``reg_lambda=50``, ``noise_reg=3``, ...), only the public ``bounds`` / ``y_bounds`` / ``classes``;
+* ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="auto"``:
+  random splits, drawn from a noisy split prior when eps times the noisy row count is at
+  least 10,000; ``reg_lambda=50``, ``noise_reg=3``, ...), only the public ``bounds`` /
+  ``y_bounds`` / ``classes``;
 * ``DP GB selected``: the best configuration of :data:`GB_GRID` (``reg_lambda`` in
-  {20, 50, 100} x ``max_depth`` in {3, 4} x ``split`` in {"random", "hybrid"}), chosen
+  {20, 50, 100} x ``max_depth`` in {3, 4} x ``split`` in {"random", "guided", "hybrid"}),
+  chosen
   afresh at every eps. On California Housing, for every *outer* fold, by the mean MAE of
   an unshuffled ``KFold(3)`` inside that fold's training rows only (one fit per inner
   fold and configuration); the outer test fold is never read for the choice. On Adult,
@@ -113,7 +116,7 @@ VAL_SEEDS = 2
 TARGET_EPS = 1.0
 
 GB_GRID = adult._grid(reg_lambda=(20.0, 50.0, 100.0), max_depth=(3, 4),
-                      split=("random", "hybrid"))
+                      split=("random", "guided", "hybrid"))
 QUICK_GB_GRID = adult._grid(reg_lambda=(50.0,), max_depth=(3, 4), split=("random",))
 
 QUICK_EPSILONS = (1.0,)

@@ -37,7 +37,8 @@ from support import (ALPHA, BAD_CLASSES, audit_samplers, check_bad_classes,
 from dptrees import BudgetAccountant, BudgetExceededError, PrivacyLeakWarning
 from dptrees.accounting import RDPAccountant, zcdp_budget, zcdp_to_approx_dp
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
-from dptrees._sources import _array
+from dptrees._sources import _array, _rows
+from dptrees.boosting import _split_prior
 from dptrees.boosting import _gradient
 
 BOUNDS = (0.0, 1.0)
@@ -844,6 +845,73 @@ def test_audit_split_prior_release(record_audit, monkeypatch, noise, p, epsilon)
                                  split="guided")
     record_audit(res, claim).assert_within(claim)
     assert res.epsilon_lower_bound > 0.1
+
+
+def sparse_prior_audit(monkeypatch, noise, p, k, n_active, n_cal, n_test, seed, epsilon):
+    # The split prior's release for more than K = MAX_ACTIVE (patched to k) of the p
+    # features: the totals and the cells of every bin but the first. D0: records at the
+    # origin (the first bin of every feature: they move the totals only); D1 adds one
+    # active in its first n_active features, with the extreme gradient, clipped to k of
+    # them. Statistic: the released G of the totals and of the record's cells (for
+    # Gaussian noise, the likelihood-ratio direction).
+    monkeypatch.setattr(_split_prior, "MAX_ACTIVE", k)
+    monkeypatch.setattr(_gradient, "MAX_ACTIVE", k)
+    est = regressor(n_estimators=1, epsilon=epsilon, noise=noise, split="guided",
+                    max_depth=1, n_bins=HIST_BINS, y_bounds=(0, 1), split_fraction=0.5,
+                    init_fraction=0.5)
+    X1, y1 = adversarial_regression(20, p, 0.0)
+    X1[-1, :n_active] = 1.0
+    d0, d1, release = split_prior_releases(monkeypatch, est, X1, y1)
+    cells = HIST_BINS - 1
+    moved = np.r_[0, 1 + np.arange(n_active) * cells + cells - 1]  # totals, last bins
+    assert d1[0]["values"].shape == (1 + p * cells,)
+    diff = d1[0]["values"] - d0[0]["values"]
+    assert np.flatnonzero(diff).tolist() == moved.tolist() and (diff[moved] < 0).all()
+    budget = d1[0]["budget"] + d1[1]["budget"]
+    assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
+                                                   if noise == "gaussian" else epsilon))
+    assert d1[0]["l2_factor"] == pytest.approx(math.sqrt(k + 1))
+
+    def statistic(outs):
+        return float(-outs[0][moved].sum())
+
+    delta = 1e-5 if noise == "gaussian" else 0.0
+    res = audit_pair(replay_sampler(d0[:1], release, statistic),
+                     replay_sampler(d1[:1], release, statistic), n_cal, n_test, seed, delta)
+    claim = zcdp_to_approx_dp(budget, delta) if noise == "gaussian" else budget
+    return res, claim, diff[moved]
+
+
+@pytest.mark.parametrize("noise, p, k, n_active, epsilon, scale", [
+    # Laplace: a record active in exactly K features moves K + 1 values by its whole
+    # bound (the L1 sensitivity, and few cells: a tight pure-DP audit)
+    ("laplace", 8, 3, 3, 8.0, 1.0),
+    # Gaussian: active in all 64, clipped to 16 (each value moved by half the bound)
+    ("gaussian", 64, 16, 64, 3.0, 0.5),
+])
+def test_audit_sparse_split_prior_release(record_audit, monkeypatch, noise, p, k, n_active,
+                                          epsilon, scale):
+    res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, n_active, N_CAL,
+                                           N_TEST, 19, epsilon)
+    np.testing.assert_allclose(shift, -scale * 0.3, rtol=1e-6)  # gradient_clip 0.3
+    record_audit(res, claim).assert_within(claim)
+    assert res.epsilon_lower_bound > 0.1
+
+
+@pytest.mark.parametrize("noise, p, k, epsilon", [("laplace", 8, 1, 4.0),
+                                                  ("gaussian", 256, 16, 3.0)])
+def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypatch, noise,
+                                                          p, k, epsilon):
+    # POSITIVE CONTROL: rows not clipped to K active features. A record active in all p
+    # features then moves p + 1 values by the whole bound: (p + 1) / (k + 1) times the
+    # claimed L1 sensitivity (Laplace: 4.5x), sqrt((p + 1) / (k + 1)) times the L2 one
+    # (Gaussian: 15x in rho).
+    monkeypatch.setattr(_rows, "clip_active", lambda stats, codes, active_clip: stats)
+    res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, p, N_CAL_CONTROL,
+                                           N_TEST_CONTROL, 20, epsilon)
+    np.testing.assert_allclose(shift, -0.3, rtol=1e-6)
+    record_audit(res, claim)
+    assert not res.check(claim), res.summary()
 
 
 def ignore_feature_factor(monkeypatch):

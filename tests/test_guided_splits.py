@@ -24,7 +24,15 @@ from scipy import stats as sps
 from dptrees import BudgetAccountant
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 from dptrees.boosting import _gradient
-from dptrees.boosting._split_prior import EMPTY_CELL_SIGMAS, UNIFORM_SHARE, split_prior
+from dptrees._sources._rows import clip_active
+from dptrees.boosting._split_prior import (
+    EMPTY_CELL_SIGMAS,
+    MAX_ACTIVE,
+    UNIFORM_SHARE,
+    release_shape,
+    split_prior,
+    with_first_bins,
+)
 from dptrees.boosting._trees import draw_random_structure
 
 # -- the prior ------------------------------------------------------------------------
@@ -162,3 +170,62 @@ def test_guided_finds_the_informative_feature_and_beats_uniform_splits():
     assert np.argmax(prior[3]) in (20, 21, 22)  # the edge near 0.7 of 32 bins (22.4)
     assert guided.score(Xt, yt) > random.score(Xt, yt) + 0.02
 
+
+
+# -- the sparse release (more than MAX_ACTIVE features) ---------------------------------
+
+
+@pytest.mark.parametrize("norm", ["l2", "l1"])
+def test_clipped_rows_stay_within_the_release_sensitivity(norm):
+    # Every row's change to the release (its totals and its cells outside the first
+    # bins) has a norm of at most sqrt(K + 1) (L2) or K + 1 (L1) times its bound.
+    rng = np.random.default_rng(5)
+    n, p, bound = 2000, 40, 1000
+    codes = np.where(rng.random((n, p)) < rng.random((n, 1)), rng.integers(1, 8, (n, p)), 0)
+    stats = rng.integers(-bound, bound + 1, size=(2, n))
+    stats[:, :20] = bound  # rows at the bound
+    clipped = clip_active(stats.copy(), codes, (MAX_ACTIVE, norm))
+    assert (np.abs(clipped) <= np.abs(stats)).all()
+    active = np.count_nonzero(codes, axis=1)
+    assert (active > MAX_ACTIVE).any() and (active < MAX_ACTIVE).any()
+    for s in range(2):
+        if norm == "l2":
+            change = np.abs(clipped[s]) * np.sqrt(1 + active)
+            limit = np.sqrt(MAX_ACTIVE + 1) * bound
+        else:
+            change = np.abs(clipped[s]) * (1 + active)
+            limit = (MAX_ACTIVE + 1) * bound
+        assert (change <= limit * (1 + 1e-12)).all()
+    untouched = active <= MAX_ACTIVE
+    np.testing.assert_array_equal(clipped[:, untouched], stats[:, untouched])
+
+
+def test_release_shape_and_first_bins():
+    assert release_shape(MAX_ACTIVE) == (True, pytest.approx(np.sqrt(MAX_ACTIVE)))
+    assert release_shape(70) == (False, pytest.approx(np.sqrt(MAX_ACTIVE + 1)))
+    cells = np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2)
+    hist = with_first_bins(cells, np.array([100.0, 50.0]))
+    np.testing.assert_allclose(hist[:, 1:], cells)
+    np.testing.assert_allclose(hist.sum(axis=1), [[100.0, 50.0], [100.0, 50.0]])
+
+
+def sparse_one_hot(n=3000, groups=6, levels=5, seed=0):
+    """``groups`` one-hot encoded categorical columns (``groups * levels`` > MAX_ACTIVE
+    features, one active per group); the label follows level 0 of group 2."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(levels, size=(n, groups))
+    X = np.zeros((n, groups * levels))
+    X[np.arange(n)[:, None], np.arange(groups) * levels + cats] = 1.0
+    return X, (cats[:, 2] == 0).astype(int)
+
+
+def test_sparse_release_finds_the_informative_column():
+    X, y = sparse_one_hot()
+    assert X.shape[1] > MAX_ACTIVE
+    est = classifier(epsilon=4.0, split="guided").fit(X, y)
+    prior = est.split_priors_[0]
+    assert int(np.argmax(prior.sum(axis=1))) == 2 * 5
+    assert est.split_priors_[0][10].sum() > 0.3
+    ledger = {e["release"]: e for e in est.privacy_ledger_}
+    assert ledger["split prior: gradient sums"]["sensitivity"] == pytest.approx(
+        np.sqrt(MAX_ACTIVE + 1) * 1.0)

@@ -22,6 +22,7 @@ from dptrees import (
 )
 from dptrees._core import _histogram
 from dptrees._sources import BlockSource, _rows
+from dptrees.boosting._split_prior import MAX_ACTIVE
 
 from support import dask_inputs
 
@@ -209,6 +210,37 @@ def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client,
         expected = est.fit(X, y)._raw(X)
         for data, labels in dask_inputs(X, y, 701):
             np.testing.assert_array_equal(est.fit(data, labels)._raw(X), expected)
+
+
+def sparse_one_hot(n=2001, groups=6, levels=5, seed=3):
+    """More one-hot columns than MAX_ACTIVE: guided splits take the sparse release,
+    whose rows are clipped by their number of active features."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(levels, size=(n, groups))
+    X = np.zeros((n, groups * levels))
+    X[np.arange(n)[:, None], np.arange(groups) * levels + cats] = 1.0
+    X[:, 0] = rng.random(n)  # a dense column too
+    return X, (cats[:, 1] == 0).astype(int), np.minimum(cats[:, 2], 2)
+
+
+def test_sparse_split_prior_is_the_same_from_every_source(tmp_path, dask_client):
+    X, y_binary, y_multi = sparse_one_hot()
+    assert X.shape[1] > MAX_ACTIVE
+    mm = np.memmap(tmp_path / "X.f64", dtype=np.float64, mode="w+", shape=X.shape)
+    mm[:] = X
+    for y, classes in ((y_binary, [0, 1]), (y_multi, [0, 1, 2])):
+        est = DPGradientBoostingClassifier(n_estimators=3, max_depth=3, split="guided",
+                                           epsilon=4.0, bounds=(0.0, 1.0), classes=classes,
+                                           random_state=4)
+        expected = est.fit(X, y)._raw(X)
+        priors = est.split_priors_
+        inputs = [(Blocks(mm, block_rows=300), y, 1), (Blocks(mm, block_rows=700), y, 2)]
+        inputs += [(data, labels, 1) for data, labels in dask_inputs(X, y, 501)]
+        for data, labels, n_jobs in inputs:
+            got = est.set_params(n_jobs=n_jobs).fit(data, labels)
+            np.testing.assert_array_equal(got._raw(X), expected)
+            for a, b in zip(got.split_priors_, priors):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_dask_bad_partition_raises_before_anything_is_spent(dask_client):

@@ -131,8 +131,10 @@ class ArrayBoostingRows:
     * ``start_tree(k, feature, bin_threshold, sample_rng, probability)``: a tree for
       output ``k`` whose heap arrays will be filled level by level; with ``sample_rng``,
       a Poisson sample of the rows (rate ``probability``) drawn from it in row order;
-    * ``histograms(level, nodes)``: exact ``(len(nodes), n_features, n_bins, 2)`` sums of
-      fixed-point ``(g, h)`` of those nodes of ``level`` (heap ids);
+    * ``histograms(level, nodes, active_clip=None)``: exact ``(len(nodes), n_features,
+      n_bins, 2)`` sums of fixed-point ``(g, h)`` of those nodes of ``level`` (heap ids);
+      with ``active_clip``, of each row's ``(g, h)`` scaled by
+      :func:`~dptrees._sources._rows.clip_active`;
     * ``split(level)``: the nodes of ``level`` have their split now;
     * ``leaf_sums()``: exact ``(n_leaves, 2)`` sums of the complete tree's leaves;
     * ``add_tree(k, tree, values, step)``: add ``step`` times the leaf values to output
@@ -184,21 +186,24 @@ class ArrayBoostingRows:
             self.starts[2 * node + 1], self.stops[2 * node + 1] = start, start + n_left
             self.starts[2 * node + 2], self.stops[2 * node + 2] = start + n_left, stop
 
-    def _histogram(self, rows):
+    def _histogram(self, rows, stats):
         out = np.zeros((self.n_features, self.n_bins, 2), dtype=np.int64)
         if self.executor is None or rows.shape[0] < _THREAD_MIN_ROWS:
-            _histogram.node_histogram(self.codes, rows, self.stats, out)
+            _histogram.node_histogram(self.codes, rows, stats, out)
             return out
         cuts = np.linspace(0, self.n_features, self.n_jobs + 1).astype(int)
         jobs = [self.executor.submit(_histogram.node_histogram, self.codes, rows,
-                                     self.stats, out, int(a), int(b))
+                                     stats, out, int(a), int(b))
                 for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         for job in jobs:
             job.result()
         return out
 
-    def histograms(self, level, nodes):
-        return np.stack([self._histogram(self.rows[self.starts[v]:self.stops[v]])
+    def histograms(self, level, nodes, active_clip=None):
+        stats = self.stats
+        if active_clip is not None:
+            stats = _rows.clip_active(stats.copy(), self.codes, active_clip)
+        return np.stack([self._histogram(self.rows[self.starts[v]:self.stops[v]], stats)
                          for v in nodes])
 
     def leaf_sums(self):

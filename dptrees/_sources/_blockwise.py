@@ -124,9 +124,11 @@ class BlockwiseSource:
         return BlockwiseTreeRows(self, spec, n_bins, parts, part)
 
 
-def _histogram_of_block(codes, labels, raw, packed, spec, routing, n_bins):
+def _histogram_of_block(codes, labels, raw, packed, spec, routing, n_bins, active_clip):
     stats = _rows.block_gradient_stats(labels, raw, spec,
                                        _rows.unpack_mask(packed, codes.shape[0]))
+    if active_clip is not None:
+        _rows.clip_active(stats, codes, active_clip)
     return _rows.block_histogram(codes, stats, routing, n_bins)
 
 
@@ -190,12 +192,13 @@ class BlockwiseBoostingRows:
     def split(self, level):
         """The nodes of ``level`` are now split (``feature``, ``bin_threshold`` set)."""
 
-    def histograms(self, level, nodes):
+    def histograms(self, level, nodes, active_clip=None):
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
         src = self.source
         return src._sum(_histogram_of_block,
                         [src.code_blocks, src.label_blocks, self.raw, self.packed],
-                        spec=self.spec, routing=routing, n_bins=self.n_bins)
+                        spec=self.spec, routing=routing, n_bins=self.n_bins,
+                        active_clip=active_clip)
 
     def leaf_sums(self):
         depth = int(np.log2(self.feature.shape[0] + 1)) - 1

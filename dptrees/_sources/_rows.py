@@ -40,6 +40,7 @@ __all__ = [
     "block_y01",
     "heap_routing",
     "label_dtype",
+    "clip_active",
     "poisson_sample",
     "start_scores",
     "unpack_mask",
@@ -213,6 +214,29 @@ def block_gradient_stats(targets, raw, spec, mask=None, weight=None):
                    stats, weight)
     if mask is not None:
         stats[:, ~mask] = 0
+    return stats
+
+
+def clip_active(stats, codes, active_clip):
+    """Scale each row's int64 ``stats`` (in place) so that its contributions to the
+    cells of a histogram without first bins have a norm of at most ``max_active``
+    times their bound (L1), or ``sqrt(max_active)`` times (L2).
+
+    ``active_clip`` is ``(max_active, norm)``, ``norm`` "l1" or "l2". A row's *active*
+    features are those whose code is not 0 (not in the first bin); a row with
+    ``k > max_active`` of them has its statistics multiplied by ``max_active / k`` (L1)
+    or ``sqrt(max_active / k)`` (L2), truncated towards zero on the fixed-point grid (so
+    their absolute values never grow). Reads the row's own codes only: the same integers
+    from every source.
+    """
+    max_active, norm = active_clip
+    active = np.count_nonzero(codes, axis=1)
+    over = active > max_active
+    if over.any():
+        scale = max_active / active[over]
+        if norm == "l2":
+            scale = np.sqrt(scale)
+        stats[:, over] = np.trunc(stats[:, over] * scale).astype(np.int64)
     return stats
 
 

@@ -24,9 +24,12 @@ are public. What one fit releases, and the sensitivity of each release:
   (post-processing). ``split="random"`` draws every split (feature, bin) uniformly from a
   generator that reads no data, and spends nothing on structure;
 * **once, with** ``split="guided"``: before the first tree, per output, the per-(feature,
-  bin) sums ``G`` and ``H`` of the initial gradients of all records, with the sensitivity
-  of a private level's histograms (``sqrt(n_features)`` times the per-record bound in
-  L2). Every tree then draws its splits from the prior
+  bin) sums ``G`` and ``H`` of the initial gradients of all records: up to
+  ``MAX_ACTIVE`` (16) features the full histogram, with the sensitivity of a private
+  level's (``sqrt(n_features)`` times the per-record bound in L2); above, the totals and
+  every cell but each feature's first bin, each record clipped to 16 features outside
+  their first bins (``sqrt(17)`` times the bound in L2, 17 in L1; derived in
+  :mod:`dptrees.boosting._split_prior`). Every tree then draws its splits from the prior
   :func:`~dptrees.boosting._split_prior.split_prior` makes of them (post-processing).
   ``split="auto"`` (the default) resolves to ``"guided"`` when ``epsilon`` times the noisy
   record count of the initial score is at least :data:`GUIDED_MIN_EPS_ROWS`, else to
@@ -125,7 +128,12 @@ from dptrees.accounting import (
     zcdp_budget,
 )
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
-from dptrees.boosting._split_prior import split_prior
+from dptrees.boosting._split_prior import (
+    MAX_ACTIVE,
+    release_shape,
+    split_prior,
+    with_first_bins,
+)
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
     BoostedRegressorMixin,
@@ -495,21 +503,47 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         return np.stack([g, h], axis=-1)
 
     def _split_priors(self, ctx, rows, n_outputs, budget, rng):
-        """Release one histogram of the initial gradients of all records per output (each
-        ``budget / n_outputs``: a record's gradients for every output, sequential
-        composition), and return the split prior each gives (post-processing)."""
+        """Release, per output, the sums of the initial gradients and Hessians of all
+        records per (feature, bin) (:func:`~dptrees.boosting._split_prior.release_shape`:
+        the full histogram, or for more than ``MAX_ACTIVE`` features the totals and every
+        cell but the first bins', each record clipped to ``MAX_ACTIVE`` active features;
+        the sensitivities are derived in :mod:`dptrees.boosting._split_prior`), each with
+        ``budget / n_outputs`` (a record has gradients for every output: sequential
+        composition). Returns the split prior each gives (post-processing)."""
         budget = budget / n_outputs
-        sigma_h = ctx.plan.noise_std(ctx.h_sens * math.sqrt(ctx.n_features),
-                                     budget * _HESSIAN_SHARE)
+        first_bins, l2 = release_shape(ctx.n_features)
+        sigma_h = ctx.plan.noise_std(ctx.h_sens * l2, budget * _HESSIAN_SHARE)
         root = np.full(1, -1, dtype=np.int32)  # a tree with no split yet: every row at 0
         rows.start_batch()
         priors = []
         for k in range(n_outputs):
             rows.start_tree(k, root, root.copy())
-            hist = self._noisy_histograms(ctx, rows.histograms(0, [0]), budget, rng,
-                                          label="split prior")[0]
+            if first_bins:
+                hist = self._noisy_histograms(ctx, rows.histograms(0, [0]), budget, rng,
+                                              label="split prior")[0]
+            else:
+                hist = self._noisy_sparse_histogram(ctx, rows, budget, l2, rng)
             priors.append(split_prior(hist, sigma_h, self.reg_lambda))
         return priors
+
+    def _noisy_sparse_histogram(self, ctx, rows, budget, l2, rng):
+        """Release the totals and the cells of every bin but the first of the current
+        tree's rows, each row clipped to ``MAX_ACTIVE`` active features (L2 factor
+        ``l2``), and return the full histogram they give (post-processing)."""
+        norm = "l2" if ctx.plan.noise == "gaussian" else "l1"
+        exact = rows.histograms(0, [0], active_clip=(MAX_ACTIVE, norm))[0]
+        released = []
+        for s, scale, sens, share, name in ((0, ctx.g_scale, ctx.g_sens, 1 - _HESSIAN_SHARE,
+                                             "gradient"),
+                                            (1, ctx.h_scale, ctx.h_sens, _HESSIAN_SHARE,
+                                             "Hessian")):
+            values = np.concatenate([exact[0, :, s].sum(keepdims=True),  # the totals
+                                     exact[:, 1:, s].ravel()]) / scale
+            released.append(ctx.plan.release(values, sens, budget * share, rng, l2,
+                                             label=f"split prior: {name} sums"))
+        g, h = released
+        cells = np.stack([g[1:], h[1:]], axis=-1).reshape(ctx.n_features, -1, 2)
+        return with_first_bins(cells, np.array([g[0], h[0]]))
 
     def _best_split(self, hist):
         """Best Newton gain on a noisy (n_features, n_bins, 2) histogram (post-processing)."""
@@ -692,11 +726,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
         plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
         l2 = math.sqrt(n_features)
-        for budget, nodes in ((level_budget, n_leaves // 2), (prior_budget / n_outputs, 1)):
+        first_bins, prior_factor = release_shape(n_features)
+        checks = [(level_budget, n_leaves // 2 * n_features * self.n_bins, l2),
+                  (prior_budget / n_outputs,
+                   n_features * self.n_bins if first_bins else
+                   1 + n_features * (self.n_bins - 1), prior_factor)]
+        for budget, cells, factor in checks:
             if budget:
-                cells = nodes * n_features * self.n_bins
-                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), cells, l2)
-                plan.check(h_sens, budget * _HESSIAN_SHARE, cells, l2)
+                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), cells, factor)
+                plan.check(h_sens, budget * _HESSIAN_SHARE, cells, factor)
 
 class _FixedPoint(NamedTuple):
     """Public clipping bounds, fixed-point scales and per-record sensitivities."""

@@ -36,7 +36,7 @@ RATIO_ROUNDS = 100
 class BoostingFit:
     """Fit time of 20 rounds."""
 
-    params = [["random", "hybrid", "private"]]
+    params = [["random", "guided", "hybrid", "private"]]
     param_names = ["split"]
     timeout = 120
 
@@ -65,7 +65,7 @@ class SklearnBoostingFit:
 class BoostingRatios:
     """Same-process ratio of the cost of one round: ours / scikit-learn's."""
 
-    params = [["random", "hybrid", "private"]]
+    params = [["random", "guided", "hybrid", "private"]]
     param_names = ["split"]
     unit = "ratio"
     number = 1
