@@ -22,11 +22,18 @@ difference ``guided - random`` is the mean over fits of the per-fit differences,
 twice its standard error as the noise band; ``eps x n`` is epsilon times the number of
 fit rows, what ``split="auto"`` compares with 10,000 (through a noisy count).
 
+``--test-folds`` is a check on test rows, made after the choice and never used for it:
+California Housing on the seed's 10 unshuffled folds (train on 9, MAE on the held-out
+one, 3 seeds each), the protocol of ``reproduce_hoang2020`` and ``compare_boosting``.
+Its folds are blocks of a file ordered by place, so a test fold is a region the model
+did not see.
+
 Usage::
 
     python -m experiments.guided_splits_sweep           # 7 eps, Adult 5 seeds,
                                                         # California 3 folds x 3 seeds
     python -m experiments.guided_splits_sweep --quick   # eps {0.1, 2}, 1 seed, 1 fold
+    python -m experiments.guided_splits_sweep --test-folds --eps 0.5 1 2
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
@@ -45,6 +52,7 @@ from dptrees import (
 from experiments import small_eps_trees
 from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.etr_thresholds_sweep import validation_sets
+from experiments.reproduce_hoang2020 import BOUNDS, Y_BOUNDS, load_data, paper_folds
 
 EPSILONS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_EPSILONS = (0.1, 2.0)
@@ -70,9 +78,14 @@ def _adult_cells(data_dir, quick):
     return [(len(yf), fit_score)]
 
 
-def _california_cells(data_dir, n_folds):
-    X, y, bounds, y_bounds, parts = validation_sets("california_housing", n_folds,
-                                                    data_dir)
+def _california_cells(data_dir, n_folds, test_folds=False):
+    if test_folds:  # the seed's folds: train on 9, score the held-out one
+        path = None if data_dir is None else data_dir / "california_housing" / "cal_housing.data"
+        X, y = load_data(path)
+        bounds, y_bounds, parts = BOUNDS, Y_BOUNDS, paper_folds(len(y))
+    else:
+        X, y, bounds, y_bounds, parts = validation_sets("california_housing", n_folds,
+                                                        data_dir)
     cells = []
     for fit, val in parts:
         def fit_score(split, eps, rng, fit=fit, val=val):
@@ -86,12 +99,15 @@ def _california_cells(data_dir, n_folds):
 
 
 def run(epsilons=EPSILONS, n_seeds=None, datasets=DATASETS, quick=False, data_dir=None,
-        seed=0, log=print):
-    results = {"epsilons": list(epsilons), "quick": quick, "datasets": {}}
+        seed=0, log=print, test_folds=False):
+    results = {"epsilons": list(epsilons), "quick": quick, "test_folds": test_folds,
+               "datasets": {}}
+    if test_folds:
+        datasets = ("california_housing",)
     for name in datasets:
         d_index = DATASETS.index(name)
         parts = (_adult_cells(data_dir, quick) if name == "adult"
-                 else _california_cells(data_dir, 1 if quick else N_FOLDS))
+                 else _california_cells(data_dir, 1 if quick else N_FOLDS, test_folds))
         seeds = n_seeds or N_SEEDS[name]
         metric = "auc" if name == "adult" else "mae"
         res = {"metric": metric, "n_fit": [n for n, _ in parts], "n_seeds": seeds,
@@ -127,7 +143,8 @@ def format_results(results):
     for name, res in results["datasets"].items():
         metric = res["metric"]
         extra = "accuracy" if metric == "auc" else None
-        lines.append(f"{name}: validation {metric.upper()}, {len(res['n_fit'])} split(s) x "
+        where = "TEST folds" if results.get("test_folds") else "validation"
+        lines.append(f"{name}: {where} {metric.upper()}, {len(res['n_fit'])} split(s) x "
                      f"{res['n_seeds']} seed(s), fit rows {res['n_fit']}"
                      + (" (QUICK)" if results["quick"] else ""))
         head = f"{'eps':>6}{'eps x n':>10}{'random':>9}{'guided':>9}{'guided-random':>15}{'2 SE':>8}"
@@ -149,12 +166,14 @@ def main(argv=None):
     parser = sweep_parser(__doc__, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, Adult subsampled",
                           DATASETS)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--test-folds", action="store_true",
+                        help="California Housing on the seed's 10 test folds (a check)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     epsilons, n_seeds, datasets = sweep_settings(args, EPSILONS, QUICK_EPSILONS, None,
                                                  DATASETS)
     results = run(epsilons, n_seeds, datasets, quick=args.quick, data_dir=args.data_dir,
-                  seed=args.seed)
+                  seed=args.seed, test_folds=args.test_folds)
     return finish(results, format_results(results), start, args.json)
 
 

@@ -16,7 +16,7 @@ def quick():
 
 
 def test_quick_mode_compares_both_rules_on_validation_rows(quick):
-    assert quick["quick"] is True
+    assert quick["quick"] is True and quick["test_folds"] is False
     assert set(quick["datasets"]) == {"adult", "california_housing"}
     for name, result in quick["datasets"].items():
         metric = result["metric"]
