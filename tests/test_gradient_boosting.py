@@ -867,6 +867,9 @@ def sparse_prior_audit(monkeypatch, noise, p, k, n_active, n_cal, n_test, seed, 
     assert d1[0]["values"].shape == (1 + p * cells,)
     diff = d1[0]["values"] - d0[0]["values"]
     assert np.flatnonzero(diff).tolist() == moved.tolist() and (diff[moved] < 0).all()
+    # the record's count (squared error's Hessian) is scaled as its gradient is
+    h_diff = d1[1]["values"] - d0[1]["values"]
+    np.testing.assert_allclose(h_diff[moved], -diff[moved] / est.gradient_clip, rtol=1e-5)
     budget = d1[0]["budget"] + d1[1]["budget"]
     assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
                                                    if noise == "gaussian" else epsilon))
@@ -906,7 +909,11 @@ def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypa
     # features then moves p + 1 values by the whole bound: (p + 1) / (k + 1) times the
     # claimed L1 sensitivity (Laplace: 4.5x), sqrt((p + 1) / (k + 1)) times the L2 one
     # (Gaussian: 15x in rho).
-    monkeypatch.setattr(_rows, "clip_active", lambda stats, codes, active_clip: stats)
+    def no_clipping(stats, codes, active_clip):
+        stats[1] *= active_clip[2]  # the Hessians' grid, as before, but nothing scaled
+        return stats
+
+    monkeypatch.setattr(_rows, "clip_active", no_clipping)
     res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, p, N_CAL_CONTROL,
                                            N_TEST_CONTROL, 20, epsilon)
     np.testing.assert_allclose(shift, -0.3, rtol=1e-6)

@@ -184,7 +184,7 @@ def test_clipped_rows_stay_within_the_release_sensitivity(norm):
     codes = np.where(rng.random((n, p)) < rng.random((n, 1)), rng.integers(1, 8, (n, p)), 0)
     stats = rng.integers(-bound, bound + 1, size=(2, n))
     stats[:, :20] = bound  # rows at the bound
-    clipped = clip_active(stats.copy(), codes, (MAX_ACTIVE, norm))
+    clipped = clip_active(stats.copy(), codes, (MAX_ACTIVE, norm, 1))
     assert (np.abs(clipped) <= np.abs(stats)).all()
     active = np.count_nonzero(codes, axis=1)
     assert (active > MAX_ACTIVE).any() and (active < MAX_ACTIVE).any()
@@ -198,6 +198,16 @@ def test_clipped_rows_stay_within_the_release_sensitivity(norm):
         assert (change <= limit * (1 + 1e-12)).all()
     untouched = active <= MAX_ACTIVE
     np.testing.assert_array_equal(clipped[:, untouched], stats[:, untouched])
+
+
+def test_whole_number_hessians_get_a_finer_grid_before_clipping():
+    # Squared error's Hessians are counts (1 per row): scaled by a fraction on their own
+    # grid they would truncate to 0. With h_unit they keep the fraction (to 2**-20).
+    codes = np.ones((3, 64), dtype=np.uint8)  # 64 active features: scale sqrt(16 / 64)
+    stats = np.ones((2, 3), dtype=np.int64)
+    clipped = clip_active(stats.copy(), codes, (MAX_ACTIVE, "l2", 2**20))
+    np.testing.assert_array_equal(clipped[1], [2**19] * 3)  # half of a count
+    np.testing.assert_array_equal(clipped[0], [0] * 3)  # g's own grid: truncated
 
 
 def test_release_shape_and_first_bins():

@@ -222,14 +222,17 @@ def clip_active(stats, codes, active_clip):
     cells of a histogram without first bins have a norm of at most ``max_active``
     times their bound (L1), or ``sqrt(max_active)`` times (L2).
 
-    ``active_clip`` is ``(max_active, norm)``, ``norm`` "l1" or "l2". A row's *active*
-    features are those whose code is not 0 (not in the first bin); a row with
-    ``k > max_active`` of them has its statistics multiplied by ``max_active / k`` (L1)
-    or ``sqrt(max_active / k)`` (L2), truncated towards zero on the fixed-point grid (so
+    ``active_clip`` is ``(max_active, norm, h_unit)``, ``norm`` "l1" or "l2". The
+    Hessian row is first multiplied by the power of two ``h_unit`` (a finer grid for
+    whole-number Hessians, the counts of squared error). A row's *active* features are
+    those whose code is not 0 (not in the first bin); a row with ``k > max_active`` of
+    them has its statistics multiplied by ``max_active / k`` (L1) or
+    ``sqrt(max_active / k)`` (L2), truncated towards zero on the fixed-point grid (so
     their absolute values never grow). Reads the row's own codes only: the same integers
     from every source.
     """
-    max_active, norm = active_clip
+    max_active, norm, h_unit = active_clip
+    stats[1] *= h_unit
     active = np.count_nonzero(codes, axis=1)
     over = active > max_active
     if over.any():

@@ -531,12 +531,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         tree's rows, each row clipped to ``MAX_ACTIVE`` active features (L2 factor
         ``l2``), and return the full histogram they give (post-processing)."""
         norm = "l2" if ctx.plan.noise == "gaussian" else "l1"
-        exact = rows.histograms(0, [0], active_clip=(MAX_ACTIVE, norm))[0]
+        # Whole-number Hessians (counts) get a finer grid before they are scaled down.
+        h_unit = 2**20 if ctx.h_scale == 1.0 else 1
+        exact = rows.histograms(0, [0], active_clip=(MAX_ACTIVE, norm, h_unit))[0]
         released = []
         for s, scale, sens, share, name in ((0, ctx.g_scale, ctx.g_sens, 1 - _HESSIAN_SHARE,
                                              "gradient"),
-                                            (1, ctx.h_scale, ctx.h_sens, _HESSIAN_SHARE,
-                                             "Hessian")):
+                                            (1, ctx.h_scale * h_unit, ctx.h_sens,
+                                             _HESSIAN_SHARE, "Hessian")):
             values = np.concatenate([exact[0, :, s].sum(keepdims=True),  # the totals
                                      exact[:, 1:, s].ravel()]) / scale
             released.append(ctx.plan.release(values, sens, budget * share, rng, l2,
