@@ -111,6 +111,9 @@ class PrivacyReport(dict):
             sens = f"{e['sensitivity']:.4g} ({e['norm']})"
             lines.append(f"{e['release'][:54]:<54} {e['mechanism'][:30]:<30} {sens:>14} "
                          f"{budget:>14} {e['count']:>6}")
+        notes = [f"  {e['release']}: {e['note']}" for e in self["ledger"] if e.get("note")]
+        if notes:
+            lines += ["Notes:", *notes]
         lines.append("")
         lines.append("Public inputs:")
         for key, value in self["public_inputs"].items():

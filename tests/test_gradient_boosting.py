@@ -525,9 +525,9 @@ def record_releases(monkeypatch):
     real = _gradient._NoisePlan.release
 
     def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
-                label="release"):
+                label="release", **details):
         out = real(self, values, sensitivity, budget, rng, l2_factor, compose=compose,
-                   label=label)
+                   label=label, **details)
         calls.append(dict(values=np.array(values, dtype=float, copy=True),
                           sensitivity=sensitivity, budget=budget, l2_factor=l2_factor,
                           noise=self.noise, out=np.array(out, dtype=float, copy=True)))
@@ -925,7 +925,7 @@ def ignore_feature_factor(monkeypatch):
     real = _gradient._NoisePlan.release
 
     def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
-                label="release"):
+                label="release", **details):
         return real(self, values, sensitivity, budget, rng)  # forgets l2_factor
 
     monkeypatch.setattr(_gradient._NoisePlan, "release", release)

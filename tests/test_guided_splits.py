@@ -239,3 +239,6 @@ def test_sparse_release_finds_the_informative_column():
     ledger = {e["release"]: e for e in est.privacy_ledger_}
     assert ledger["split prior: gradient sums"]["sensitivity"] == pytest.approx(
         np.sqrt(MAX_ACTIVE + 1) * 1.0)
+    # the report tells an auditor why the sensitivity is not sqrt(n_features)
+    assert f"at most {MAX_ACTIVE} features outside their first bins" in str(
+        est.privacy_report())

@@ -259,10 +259,10 @@ class _NoisePlan:
                          "in units of each part's own; accounted as Renyi DP")
 
     def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
-                label="release"):
+                label="release", **details):
         """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
         each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace); ``label``
-        names the kind of release in the ledger.
+        names the kind of release in the ledger, ``details`` (e.g. ``note``) go with it.
         ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
         self.n_releases += 1
         if self.noise == "gaussian":
@@ -273,12 +273,12 @@ class _NoisePlan:
                 self.rdp.compose_zcdp(budget)
             if compose:
                 self.record(label, "discrete Gaussian", sensitivity * l2_factor, "L2",
-                            rho=budget, noise_multiplier=noise_multiplier)
+                            rho=budget, noise_multiplier=noise_multiplier, **details)
             return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
                                       noise_multiplier=noise_multiplier, random_state=rng)
         self.epsilons.append(budget)
         self.record(label, "discrete Laplace", sensitivity * l2_factor**2, "L1",
-                    epsilon=budget)
+                    epsilon=budget, **details)
         return laplace_mechanism(values, sensitivity=sensitivity * l2_factor**2,
                                  epsilon=budget, random_state=rng)
 
@@ -541,8 +541,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                                              _HESSIAN_SHARE, "Hessian")):
             values = np.concatenate([exact[0, :, s].sum(keepdims=True),  # the totals
                                      exact[:, 1:, s].ravel()]) / scale
-            released.append(ctx.plan.release(values, sens, budget * share, rng, l2,
-                                             label=f"split prior: {name} sums"))
+            released.append(ctx.plan.release(
+                values, sens, budget * share, rng, l2, label=f"split prior: {name} sums",
+                note=f"totals and every cell but each feature's first bin; each record "
+                     f"scaled to at most {MAX_ACTIVE} features outside their first bins"))
         g, h = released
         cells = np.stack([g[1:], h[1:]], axis=-1).reshape(ctx.n_features, -1, 2)
         return with_first_bins(cells, np.array([g[0], h[0]]))
