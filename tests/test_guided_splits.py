@@ -120,6 +120,24 @@ def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, n, expected):
     assert (auto.split_priors_ is None) == (expected == "random")
 
 
+def test_auto_falls_back_to_random_splits_where_guided_ones_cannot_be_released(
+        monkeypatch):
+    # A budget the guided releases cannot realise (here: any) must not make "auto"
+    # refuse a fit that random splits can make.
+    real = _gradient._BaseDPGradientBoosting._check_releases
+
+    def check(self, plan, init, prior, *args):
+        if prior:
+            raise ValueError("out of range")
+        return real(self, plan, init, prior, *args)
+
+    monkeypatch.setattr(_gradient._BaseDPGradientBoosting, "_check_releases", check)
+    X, y = one_informative_feature()
+    assert classifier(epsilon=8.0).fit(X, y).split_ == "random"
+    with pytest.raises(ValueError, match="out of range"):
+        classifier(epsilon=8.0, split="guided").fit(X, y)
+
+
 def test_auto_with_subsample_is_random():
     X, y = one_informative_feature()
     est = classifier(epsilon=8.0, subsample=0.5).fit(X, y)

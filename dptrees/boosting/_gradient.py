@@ -461,12 +461,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- budget -------------------------------------------------------------------------
 
-    def _resolve_split(self, epsilon, noisy_count):
+    def _resolve_split(self, epsilon, noisy_count, guided_ok=True):
         """The split rule of this fit: ``split``, or what ``"auto"`` makes of the public
-        ``epsilon`` and the released ``noisy_count`` (post-processing)."""
+        ``epsilon`` and the released ``noisy_count`` (post-processing); ``guided_ok``:
+        whether the guided releases are realisable (a function of public values)."""
         if self.split != "auto":
             return self.split
-        if self.subsample is None and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS:
+        if (guided_ok and self.subsample is None
+                and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS):
             return "guided"
         return "random"
 
@@ -646,12 +648,20 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fixed = self._fixed_point(loss, source.weights is not None)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
-        # "auto" is resolved after the initial score: check both rules it may choose.
-        candidates = ("random", "guided") if self.split == "auto" else (self.split,)
-        try:
-            for split in candidates:
-                self._check_releases(plan, *self._budgets(plan, n_trees, split), g_sens,
+        # "auto" is resolved after the initial score: the random splits it falls back to
+        # must be realisable; guided ones are a candidate only if they are too.
+        guided_ok = False
+        if self.split == "auto":
+            try:
+                self._check_releases(plan, *self._budgets(plan, n_trees, "guided"), g_sens,
                                      h_sens, n_features, loss.n_outputs)
+                guided_ok = True
+            except ValueError:
+                pass
+        try:
+            self._check_releases(plan, *self._budgets(
+                plan, n_trees, "random" if self.split == "auto" else self.split), g_sens,
+                h_sens, n_features, loss.n_outputs)
         except ValueError as exc:
             raise ValueError(
                 f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees is out of "
@@ -666,7 +676,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         init_budget = self.init_fraction * plan.total
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
                                                 init_budget, rng_init)
-        split = self._resolve_split(epsilon, noisy_count)
+        split = self._resolve_split(epsilon, noisy_count, guided_ok)
         init_budget, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees,
                                                                              split)
         ctx = _Context(
