@@ -171,6 +171,16 @@ def import_experiment(name):
     return importlib.import_module(f"experiments.{name}")
 
 
+def one_hot_columns(n, groups, levels, seed):
+    """``(X, cats)``: ``groups`` categorical columns of ``levels`` levels each, drawn at
+    random, and their one-hot encoding (``groups * levels`` columns, one 1 per group)."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(levels, size=(n, groups))
+    X = np.zeros((n, groups * levels))
+    X[np.arange(n)[:, None], np.arange(groups) * levels + cats] = 1.0
+    return X, cats
+
+
 def run_quick_sweep(name):
     """``experiments.<name>.main(["--quick"])`` of a sweep over California Housing and the
     UCI data sets, or skip where the module or the shared data is absent."""

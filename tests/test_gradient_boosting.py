@@ -784,18 +784,28 @@ def histogram_audit(monkeypatch, noise, p, n_cal, n_test, seed, epsilon=1.0,
     diff = d1[0]["values"] - d0[0]["values"]
     assert np.count_nonzero(diff) == p and (diff[0, :, -1] < 0).all()
     assert np.allclose(diff[0, :, -1], -est.gradient_clip)
-    budget = d1[0]["budget"] + d1[1]["budget"]  # the G and H histograms of the root
+    return audit_g_release(d0, d1, release, (0, slice(None), -1), noise, epsilon,
+                           math.sqrt(p), n_cal, n_test, seed)
+
+
+def audit_g_release(d0, d1, release, moved, noise, epsilon, l2_factor, n_cal, n_test,
+                    seed):
+    """Audit the released G sums of ``(G, H)`` release calls on D0 and D1 (their budget
+    the root's share of ``epsilon`` in these audits: ``split_fraction`` 0.5 of what
+    ``init_fraction`` 0.5 leaves). Statistic: minus the sum of the values at ``moved``,
+    where D1's record moves them (the likelihood-ratio direction for Gaussian noise).
+    Returns ``(result, claim)``."""
+    budget = d1[0]["budget"] + d1[1]["budget"]  # the G and H releases together
     assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
                                                    if noise == "gaussian" else epsilon))
-    assert d1[0]["l2_factor"] == math.sqrt(p)
+    assert d1[0]["l2_factor"] == pytest.approx(l2_factor)
 
     def statistic(outs):
-        return float(-outs[0][0, :, -1].sum())
+        return float(-outs[0][moved].sum())
 
-    g0, g1 = d0[:1], d1[:1]  # only the G histogram is read by the statistic
     delta = 1e-5 if noise == "gaussian" else 0.0
-    res = audit_pair(replay_sampler(g0, release, statistic),
-                     replay_sampler(g1, release, statistic), n_cal, n_test, seed, delta)
+    res = audit_pair(replay_sampler(d0[:1], release, statistic),  # G only: what is read
+                     replay_sampler(d1[:1], release, statistic), n_cal, n_test, seed, delta)
     claim = zcdp_to_approx_dp(budget, delta) if noise == "gaussian" else budget
     return res, claim
 
@@ -870,18 +880,8 @@ def sparse_prior_audit(monkeypatch, noise, p, k, n_active, n_cal, n_test, seed, 
     # the record's count (squared error's Hessian) is scaled as its gradient is
     h_diff = d1[1]["values"] - d0[1]["values"]
     np.testing.assert_allclose(h_diff[moved], -diff[moved] / est.gradient_clip, rtol=1e-5)
-    budget = d1[0]["budget"] + d1[1]["budget"]
-    assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
-                                                   if noise == "gaussian" else epsilon))
-    assert d1[0]["l2_factor"] == pytest.approx(math.sqrt(k + 1))
-
-    def statistic(outs):
-        return float(-outs[0][moved].sum())
-
-    delta = 1e-5 if noise == "gaussian" else 0.0
-    res = audit_pair(replay_sampler(d0[:1], release, statistic),
-                     replay_sampler(d1[:1], release, statistic), n_cal, n_test, seed, delta)
-    claim = zcdp_to_approx_dp(budget, delta) if noise == "gaussian" else budget
+    res, claim = audit_g_release(d0, d1, release, moved, noise, epsilon, math.sqrt(k + 1),
+                                 n_cal, n_test, seed)
     return res, claim, diff[moved]
 
 

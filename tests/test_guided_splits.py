@@ -34,6 +34,7 @@ from dptrees.boosting._split_prior import (
     with_first_bins,
 )
 from dptrees.boosting._trees import draw_random_structure
+from support import one_hot_columns
 
 # -- the prior ------------------------------------------------------------------------
 
@@ -237,18 +238,11 @@ def test_release_shape_and_first_bins():
     np.testing.assert_allclose(hist.sum(axis=1), [[100.0, 50.0], [100.0, 50.0]])
 
 
-def sparse_one_hot(n=3000, groups=6, levels=5, seed=0):
-    """``groups`` one-hot encoded categorical columns (``groups * levels`` > MAX_ACTIVE
-    features, one active per group); the label follows level 0 of group 2."""
-    rng = np.random.default_rng(seed)
-    cats = rng.integers(levels, size=(n, groups))
-    X = np.zeros((n, groups * levels))
-    X[np.arange(n)[:, None], np.arange(groups) * levels + cats] = 1.0
-    return X, (cats[:, 2] == 0).astype(int)
-
-
 def test_sparse_release_finds_the_informative_column():
-    X, y = sparse_one_hot()
+    # 6 one-hot encoded columns of 5 levels: 30 > MAX_ACTIVE features, one active per
+    # group; the label follows level 0 of group 2
+    X, cats = one_hot_columns(3000, 6, 5, seed=0)
+    y = (cats[:, 2] == 0).astype(int)
     assert X.shape[1] > MAX_ACTIVE
     est = classifier(epsilon=4.0, split="guided").fit(X, y)
     prior = est.split_priors_[0]

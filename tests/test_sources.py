@@ -24,7 +24,7 @@ from dptrees._core import _histogram
 from dptrees._sources import BlockSource, _rows
 from dptrees.boosting._split_prior import MAX_ACTIVE
 
-from support import dask_inputs
+from support import dask_inputs, one_hot_columns
 
 N, P = 3001, 5
 
@@ -212,19 +212,12 @@ def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client,
             np.testing.assert_array_equal(est.fit(data, labels)._raw(X), expected)
 
 
-def sparse_one_hot(n=2001, groups=6, levels=5, seed=3):
-    """More one-hot columns than MAX_ACTIVE: guided splits take the sparse release,
-    whose rows are clipped by their number of active features."""
-    rng = np.random.default_rng(seed)
-    cats = rng.integers(levels, size=(n, groups))
-    X = np.zeros((n, groups * levels))
-    X[np.arange(n)[:, None], np.arange(groups) * levels + cats] = 1.0
-    X[:, 0] = rng.random(n)  # a dense column too
-    return X, (cats[:, 1] == 0).astype(int), np.minimum(cats[:, 2], 2)
-
-
 def test_sparse_split_prior_is_the_same_from_every_source(tmp_path, dask_client):
-    X, y_binary, y_multi = sparse_one_hot()
+    # More one-hot columns than MAX_ACTIVE: guided splits take the sparse release, whose
+    # rows are clipped by their number of active features
+    X, cats = one_hot_columns(2001, 6, 5, seed=3)
+    X[:, 0] = np.random.default_rng(4).random(len(X))  # a dense column too
+    y_binary, y_multi = (cats[:, 1] == 0).astype(int), np.minimum(cats[:, 2], 2)
     assert X.shape[1] > MAX_ACTIVE
     mm = np.memmap(tmp_path / "X.f64", dtype=np.float64, mode="w+", shape=X.shape)
     mm[:] = X

@@ -475,10 +475,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     def _private_levels(self, split):
         return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
 
+    def _init_budget(self, plan):
+        """The initial score's budget: the same for every ``split``."""
+        return self.init_fraction * plan.total
+
     def _tree_budgets(self, plan, n_trees, split):
         """(init, split prior, per-tree leaf, per-level histogram) budgets: they add up to
-        the total. The initial score's share is the same for every ``split``."""
-        init = self.init_fraction * plan.total
+        the total."""
+        init = self._init_budget(plan)
         rest = plan.total - init
         if split == "guided":
             prior = self.split_fraction * rest
@@ -492,16 +496,21 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- one tree -----------------------------------------------------------------------
 
-    def _noisy_histograms(self, ctx, exact, budget, rng, label="split histograms"):
-        """Release the (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes
-        (a record is in one bin of each feature: ``sqrt(n_features)`` cells in L2)."""
+    def _noisy_histograms(self, ctx, exact, budget, rng, label="split histograms",
+                          l2=None, h_unit=1, **details):
+        """Release exact int64 sums ``(..., 2)`` of ``(g, h)``: by default the
+        (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes (a record is in
+        one bin of each feature: ``l2 = sqrt(n_features)`` cells in L2). ``h_unit``: the
+        Hessians' extra grid (:func:`~dptrees._sources._rows.clip_active`); ``details``
+        go to the ledger."""
+        if l2 is None:
+            l2 = math.sqrt(ctx.n_features)
         g = exact[..., 0] / ctx.g_scale
-        h = exact[..., 1] / ctx.h_scale
-        l2 = math.sqrt(ctx.n_features)
+        h = exact[..., 1] / (ctx.h_scale * h_unit)
         g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2,
-                             label=f"{label}: gradient sums")
+                             label=f"{label}: gradient sums", **details)
         h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2,
-                             label=f"{label}: Hessian sums")
+                             label=f"{label}: Hessian sums", **details)
         return np.stack([g, h], axis=-1)
 
     def _split_priors(self, ctx, rows, n_outputs, budget, rng):
@@ -536,20 +545,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         # Whole-number Hessians (counts) get a finer grid before they are scaled down.
         h_unit = 2**20 if ctx.h_scale == 1.0 else 1
         exact = rows.histograms(0, [0], active_clip=(MAX_ACTIVE, norm, h_unit))[0]
-        released = []
-        for s, scale, sens, share, name in ((0, ctx.g_scale, ctx.g_sens, 1 - _HESSIAN_SHARE,
-                                             "gradient"),
-                                            (1, ctx.h_scale * h_unit, ctx.h_sens,
-                                             _HESSIAN_SHARE, "Hessian")):
-            values = np.concatenate([exact[0, :, s].sum(keepdims=True),  # the totals
-                                     exact[:, 1:, s].ravel()]) / scale
-            released.append(ctx.plan.release(
-                values, sens, budget * share, rng, l2, label=f"split prior: {name} sums",
-                note=f"totals and every cell but each feature's first bin; each record "
-                     f"scaled to at most {MAX_ACTIVE} features outside their first bins"))
-        g, h = released
-        cells = np.stack([g[1:], h[1:]], axis=-1).reshape(ctx.n_features, -1, 2)
-        return with_first_bins(cells, np.array([g[0], h[0]]))
+        # the totals (any feature's bins add up to them), then every cell but the first bins'
+        sums = np.concatenate([exact[0].sum(axis=0, keepdims=True),
+                               exact[:, 1:].reshape(-1, 2)])
+        noisy = self._noisy_histograms(
+            ctx, sums, budget, rng, "split prior", l2=l2, h_unit=h_unit,
+            note=f"totals and every cell but each feature's first bin; each record scaled "
+                 f"to at most {MAX_ACTIVE} features outside their first bins")
+        return with_first_bins(noisy[1:].reshape(ctx.n_features, -1, 2), noisy[0])
 
     def _best_split(self, hist):
         """Best Newton gain on a noisy (n_features, n_bins, 2) histogram (post-processing)."""
@@ -673,12 +676,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         rng_sample = rng.spawn(1)[0] if self.subsample is not None else None
         accountant.spend(epsilon, delta, label=type(self).__name__)
 
-        init_budget = self.init_fraction * plan.total
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
-                                                init_budget, rng_init)
+                                                self._init_budget(plan), rng_init)
         split = self._resolve_split(epsilon, noisy_count, guided_ok)
-        init_budget, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees,
-                                                                             split)
+        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split)
         ctx = _Context(
             n_features=n_features, plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
             g_sens=g_sens, h_sens=h_sens, split=split, priors=None,
