@@ -3,7 +3,8 @@
 
 A plain script (no asv; the asv suite is ``benchmarks/asv/suite/bench_boosting.py``). On
 one synthetic data set, in the same process and run, it times
-``DPGradientBoostingRegressor`` (each ``split`` mode, and ``split="random"`` with
+``DPGradientBoostingRegressor`` (each ``split`` mode: ``"auto"``, the defaults, is random
+trees with each root selected by the exponential mechanism; and ``split="random"`` with
 ``subsample=0.1``) and scikit-learn's
 ``HistGradientBoostingRegressor`` with the same depth (``max_depth``, full trees for us,
 ``max_leaf_nodes=None`` for scikit-learn) and the same number of bins (``n_bins`` /
@@ -12,8 +13,8 @@ one synthetic data set, in the same process and run, it times
 The cost of *one round* is measured without the one-off work (validation, binning, the
 initial score): ``(t(1 + k rounds) - t(1 round)) / k``, each time the best of
 ``--repeat`` fits. scikit-learn uses all cores (OpenMP); ours ``n_jobs`` threads for the
-histograms (``split="private"`` and ``"hybrid"``, and ``"guided"``'s one prior histogram,
-which is one-off work; ``"random"`` needs none).
+histograms (the selected root of ``"auto"``, ``split="private"`` and ``"hybrid"``, and
+``"guided"``'s one prior histogram, which is one-off work; ``"random"`` needs none).
 
 Data: ``n x p`` float64 features uniform in [0, 1) and Friedman #1 targets, as in
 ``benchmarks/bench_trees.py`` (public bounds: features [0, 1], targets [-3, 33]).
@@ -41,7 +42,7 @@ import time
 import numpy as np
 
 TARGET_MAX_RATIO = 1.5  # our round / scikit-learn's round
-MODES = ("random", "guided", "hybrid", "private", "random-subsample")
+MODES = ("auto", "random", "guided", "hybrid", "private", "random-subsample")
 SUBSAMPLE = 0.1  # "random-subsample": split="random", each tree on a 10 % Poisson sample
 
 

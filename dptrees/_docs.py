@@ -25,6 +25,8 @@ REFERENCES = {
     "mcsherry2007": "F. McSherry and K. Talwar, \"Mechanism design via differential "
                     "privacy\", FOCS 2007.",
     "mironov2017": "I. Mironov, \"Renyi differential privacy\", CSF 2017.",
+    "cesar2021": "M. Cesar and R. Rogers, \"Bounding, concentrating, and truncating: "
+                 "unifying privacy loss composition for data analytics\", ALT 2021.",
 }
 
 _REGRESSION_DATA = """    >>> from dptrees.datasets import load_california_housing

@@ -1,9 +1,11 @@
 """DP gradient boosting: guided random splits against uniform ones, on validation rows.
 
-The rule of ``split="auto"`` (``dptrees.boosting._gradient.GUIDED_MIN_EPS_ROWS``) is
-chosen here. Both settings are called as a user would: only ``epsilon``, the public
-``bounds`` and ``classes`` / ``y_bounds``, ``random_state`` and ``split`` are given;
-everything else is the library default.
+This sweep chose the first rule of ``split="auto"`` (guided splits from ``eps x n >=
+10,000``); ``experiments/selected_splits_sweep.py``, which shares its machinery, chose the
+present one (random trees with a selected root from ``eps x n >= 4,000``). Both settings
+are called as a user would: only ``epsilon``, the public ``bounds`` and ``classes`` /
+``y_bounds``, ``random_state`` and ``split`` are given; everything else is the library
+default (``select_depth="auto"`` selects nothing for an explicit ``split``).
 
 * ``split="random"``: every split (feature, bin) uniform;
 * ``split="guided"``: ``split_fraction`` (0.3) of the budget after the initial score
@@ -58,7 +60,10 @@ EPSILONS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_EPSILONS = (0.1, 2.0)
 N_SEEDS = {"adult": 5, "california_housing": 3}
 N_FOLDS = 3
-SETTINGS = ("random", "guided")
+#: The settings compared (estimator parameters beside the defaults), and which two the
+#: printed difference is of: (baseline, challenger).
+SETTINGS = {"random": {"split": "random"}, "guided": {"split": "guided"}}
+COMPARED = ("random", "guided")
 DATASETS = ("adult", "california_housing")
 
 
@@ -67,10 +72,10 @@ def _adult_cells(data_dir, quick):
                                                            data_dir=data_dir)
     positive = yv == classes[1]
 
-    def fit_score(split, eps, rng):
-        est = DPGradientBoostingClassifier(epsilon=eps, split=split, bounds=bounds,
-                                           classes=classes, accountant=BudgetAccountant(),
-                                           random_state=rng).fit(Xf, yf)
+    def fit_score(params, eps, rng):
+        est = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, classes=classes,
+                                           accountant=BudgetAccountant(), random_state=rng,
+                                           **params).fit(Xf, yf)
         proba = est.predict_proba(Xv)[:, 1]
         return {"auc": float(roc_auc_score(positive, proba)),
                 "accuracy": float(np.mean((proba > 0.5) == positive))}
@@ -88,20 +93,22 @@ def _california_cells(data_dir, n_folds, test_folds=False):
                                                         data_dir)
     cells = []
     for fit, val in parts:
-        def fit_score(split, eps, rng, fit=fit, val=val):
-            est = DPGradientBoostingRegressor(epsilon=eps, split=split, bounds=bounds,
-                                              y_bounds=y_bounds,
+        def fit_score(params, eps, rng, fit=fit, val=val):
+            est = DPGradientBoostingRegressor(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
                                               accountant=BudgetAccountant(),
-                                              random_state=rng).fit(X[fit], y[fit])
+                                              random_state=rng, **params).fit(X[fit], y[fit])
             return {"mae": float(np.mean(np.abs(est.predict(X[val]) - y[val])))}
         cells.append((len(fit), fit_score))
     return cells
 
 
 def run(epsilons=EPSILONS, n_seeds=None, datasets=DATASETS, quick=False, data_dir=None,
-        seed=0, log=print, test_folds=False):
+        seed=0, log=print, test_folds=False, settings=SETTINGS, compared=COMPARED):
+    """Fit every setting with the same seeds per cell; ``compared``: the (baseline,
+    challenger) whose paired difference is reported."""
+    base, challenger = compared
     results = {"epsilons": list(epsilons), "quick": quick, "test_folds": test_folds,
-               "datasets": {}}
+               "settings": list(settings), "compared": list(compared), "datasets": {}}
     if test_folds:
         datasets = ("california_housing",)
     for name in datasets:
@@ -114,31 +121,34 @@ def run(epsilons=EPSILONS, n_seeds=None, datasets=DATASETS, quick=False, data_di
                "cells": {}}
         for eps in epsilons:
             t0 = time.perf_counter()
-            scores = {s: [] for s in SETTINGS}
+            scores = {s: [] for s in settings}
             for p_index, (_, fit_score) in enumerate(parts):
                 for s in range(seeds):
                     key = [seed, d_index, int(round(eps * 1000)), p_index, s]
-                    for setting in SETTINGS:  # the same seed for both: paired
+                    for setting, params in settings.items():  # the same seed: paired
                         rng = np.random.default_rng(np.random.SeedSequence(key))
-                        scores[setting].append(fit_score(setting, eps, rng))
-            diff = np.array([g[metric] - r[metric]
-                             for g, r in zip(scores["guided"], scores["random"])])
+                        scores[setting].append(fit_score(params, eps, rng))
+            diff = np.array([c[metric] - b[metric]
+                             for c, b in zip(scores[challenger], scores[base])])
             cell = {s: {m: float(np.mean([v[m] for v in scores[s]])) for m in scores[s][0]}
-                    for s in SETTINGS}
+                    for s in settings}
             mean_diff, two_se = paired_difference(diff)
             cell.update(diff=mean_diff, diff_2se=two_se,
                         eps_rows=float(eps * np.mean(res["n_fit"])),
                         seconds=time.perf_counter() - t0)
             res["cells"][f"{eps:g}"] = cell
             if log:
-                log(f"  [{name} eps={eps:g}] {metric} random {cell['random'][metric]:.4f} "
-                    f"guided {cell['guided'][metric]:.4f} diff {cell['diff']:+.4f} "
-                    f"+- {cell['diff_2se']:.4f} ({cell['seconds']:.1f} s)")
+                log(f"  [{name} eps={eps:g}] {metric} "
+                    + " ".join(f"{s} {cell[s][metric]:.4f}" for s in settings)
+                    + f" diff {cell['diff']:+.4f} +- {cell['diff_2se']:.4f} "
+                      f"({cell['seconds']:.1f} s)")
         results["datasets"][name] = res
     return results
 
 
-def format_results(results):
+def format_results(results, note=""):
+    """The table of every setting's mean and the paired difference, per data set."""
+    settings, (base, challenger) = results["settings"], results["compared"]
     lines = []
     for name, res in results["datasets"].items():
         metric = res["metric"]
@@ -147,23 +157,29 @@ def format_results(results):
         lines.append(f"{name}: {where} {metric.upper()}, {len(res['n_fit'])} split(s) x "
                      f"{res['n_seeds']} seed(s), fit rows {res['n_fit']}"
                      + (" (QUICK)" if results["quick"] else ""))
-        head = f"{'eps':>6}{'eps x n':>10}{'random':>9}{'guided':>9}{'guided-random':>15}{'2 SE':>8}"
+        width = max(9, max(len(s) for s in settings) + 2)
+        head = (f"{'eps':>6}{'eps x n':>10}" + "".join(f"{s:>{width}}" for s in settings)
+                + f"{challenger + '-' + base:>{max(15, len(challenger + base) + 3)}}{'2 SE':>8}")
         if extra:
-            head += f"{'acc random':>12}{'acc guided':>12}"
+            head += "".join(f"{'acc ' + s:>{width + 4}}" for s in settings)
         lines.append(head)
         for eps, c in res["cells"].items():
-            line = (f"{eps:>6}{c['eps_rows']:>10.0f}{c['random'][metric]:>9.4f}"
-                    f"{c['guided'][metric]:>9.4f}{c['diff']:>+15.4f}{c['diff_2se']:>8.4f}")
+            line = (f"{eps:>6}{c['eps_rows']:>10.0f}"
+                    + "".join(f"{c[s][metric]:>{width}.4f}" for s in settings)
+                    + f"{c['diff']:>+{max(15, len(challenger + base) + 3)}.4f}"
+                      f"{c['diff_2se']:>8.4f}")
             if extra:
-                line += f"{c['random'][extra]:>12.4f}{c['guided'][extra]:>12.4f}"
+                line += "".join(f"{c[s][extra]:>{width + 4}.4f}" for s in settings)
             lines.append(line)
         lines.append("")
-    lines.append("split='auto' draws guided splits when eps x (noisy) n >= 10,000.")
+    lines.append(note)
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = sweep_parser(__doc__, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, Adult subsampled",
+def cli(argv, doc, settings, compared, note):
+    """Parse ``argv`` (``--quick --eps --seeds --models --data-dir --json --seed
+    --test-folds``), run the sweep of ``settings`` and print its table."""
+    parser = sweep_parser(doc, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, Adult subsampled",
                           DATASETS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test-folds", action="store_true",
@@ -173,8 +189,14 @@ def main(argv=None):
     epsilons, n_seeds, datasets = sweep_settings(args, EPSILONS, QUICK_EPSILONS, None,
                                                  DATASETS)
     results = run(epsilons, n_seeds, datasets, quick=args.quick, data_dir=args.data_dir,
-                  seed=args.seed, test_folds=args.test_folds)
-    return finish(results, format_results(results), start, args.json)
+                  seed=args.seed, test_folds=args.test_folds, settings=settings,
+                  compared=compared)
+    return finish(results, format_results(results, note), start, args.json)
+
+
+def main(argv=None):
+    return cli(argv, __doc__, SETTINGS, COMPARED,
+               "The first rule of split='auto': guided splits when eps x (noisy) n >= 10,000.")
 
 
 if __name__ == "__main__":

@@ -171,6 +171,38 @@ def import_experiment(name):
     return importlib.import_module(f"experiments.{name}")
 
 
+def one_informative_feature(n=4000, p=10, seed=0):
+    """``(X, y)``: ``p`` uniform features in [0, 1); the label is feature 3 above 0.7."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    return X, (X[:, 3] > 0.7).astype(int)
+
+
+def boosting_classifier(**params):
+    """A small ``DPGradientBoostingClassifier`` (10 rounds, depth 3, bounds [0, 1],
+    classes 0/1, its own accountant, seed 0), ``params`` overriding."""
+    from dptrees import DPGradientBoostingClassifier
+
+    base = dict(n_estimators=10, max_depth=3, bounds=(0.0, 1.0), classes=[0, 1],
+                accountant=BudgetAccountant(), random_state=0)
+    base.update(params)
+    return DPGradientBoostingClassifier(**base)
+
+
+def boosting_makers():
+    """``(make, n_outputs)`` of small gradient-boosting estimators of each kind (binary,
+    3 classes, regression): ``make(**params)`` builds one."""
+    from dptrees import DPGradientBoostingRegressor
+
+    return [
+        (lambda **kw: boosting_classifier(**kw), 1),
+        (lambda **kw: boosting_classifier(classes=[0, 1, 2], **kw), 3),
+        (lambda **kw: DPGradientBoostingRegressor(n_estimators=10, max_depth=3,
+                                                  bounds=(0.0, 1.0), y_bounds=(0.0, 1.0),
+                                                  random_state=0, **kw), 1),
+    ]
+
+
 def one_hot_columns(n, groups, levels, seed):
     """``(X, cats)``: ``groups`` categorical columns of ``levels`` levels each, drawn at
     random, and their one-hot encoding (``groups * levels`` columns, one 1 per group)."""

@@ -194,7 +194,13 @@ def test_seeded_fits_reproduce_and_seeds_differ():
     assert not np.array_equal(a.predict(X), c.predict(X))
 
 
-@pytest.mark.parametrize("split", ["private", "hybrid", "guided"])
+#: Split settings by name: the ``split`` modes, and random trees with selected levels.
+SPLITS = {"random": dict(split="random"), "guided": dict(split="guided"),
+          "private": dict(split="private"), "hybrid": dict(split="hybrid"),
+          "selected": dict(split="random", select_depth=2)}
+
+
+@pytest.mark.parametrize("split", ["private", "hybrid", "guided", "selected"])
 def test_results_do_not_depend_on_n_jobs(monkeypatch, split):
     monkeypatch.setattr(_array, "_THREAD_MIN_ROWS", 100)
     ranges = []
@@ -206,17 +212,18 @@ def test_results_do_not_depend_on_n_jobs(monkeypatch, split):
 
     monkeypatch.setattr(_array._histogram, "node_histogram", spy)
     X, y = regression_data(3000, p=5)
-    one = regressor(n_estimators=4, split=split, max_depth=3, n_jobs=1).fit(X, y)
+    one = regressor(n_estimators=4, max_depth=3, n_jobs=1, **SPLITS[split]).fit(X, y)
     assert all(r == () for r in ranges)
     ranges.clear()
-    two = regressor(n_estimators=4, split=split, max_depth=3, n_jobs=2).fit(X, y)
+    two = regressor(n_estimators=4, max_depth=3, n_jobs=2, **SPLITS[split]).fit(X, y)
     assert (0, 2) in ranges and (2, 5) in ranges  # the threads did share the features
     np.testing.assert_array_equal(one.predict(X), two.predict(X))
     for ta, tb in zip(one.estimators_, two.estimators_):
         np.testing.assert_array_equal(ta[0].feature, tb[0].feature)
     # joblib's meaning, as on every estimator: None is one thread, -1 every core
     for n_jobs in (None, -1):
-        other = regressor(n_estimators=4, split=split, max_depth=3, n_jobs=n_jobs).fit(X, y)
+        other = regressor(n_estimators=4, max_depth=3, n_jobs=n_jobs,
+                          **SPLITS[split]).fit(X, y)
         np.testing.assert_array_equal(one.predict(X), other.predict(X))
         np.testing.assert_array_equal(ta[0].value, tb[0].value)
 
@@ -249,12 +256,12 @@ def test_regressor_predictions_stay_inside_y_bounds():
 
 
 @pytest.mark.parametrize("noise, delta", [("gaussian", 1e-6), ("laplace", 1e-6)])
-@pytest.mark.parametrize("split", ["random", "guided", "private", "hybrid"])
+@pytest.mark.parametrize("split", list(SPLITS))
 def test_spends_epsilon_once_and_reports_it(noise, delta, split):
     acc = BudgetAccountant(5.0, 1e-3)
     X, y = regression_data(1000)
-    est = regressor(n_estimators=4, split=split, noise=noise, delta=delta, max_depth=2,
-                    accountant=acc).fit(X, y)
+    est = regressor(n_estimators=4, noise=noise, delta=delta, max_depth=2, accountant=acc,
+                    **SPLITS[split]).fit(X, y)
     expected_delta = delta if noise == "gaussian" else 0.0
     # (1 + 1e-12): see test_epsilon_spent_never_exceeds_epsilon_by_rounding (a BUG)
     assert est.epsilon_spent_ <= 1.0 * (1 + 1e-12)
@@ -981,7 +988,8 @@ def test_audit_whole_laplace_fit(record_audit):
 
 def leaf_noise_samples(monkeypatch, n_trees=300):
     X, y = regression_data(2000, p=2)
-    est = regressor(n_estimators=4, epsilon=2.0, delta=1e-6, max_depth=3)
+    # select_depth=0: the whole tree's budget goes to its leaves
+    est = regressor(n_estimators=4, epsilon=2.0, delta=1e-6, max_depth=3, select_depth=0)
     ctx = capture_first_tree(est, X, y)
     calls, _ = record_releases(monkeypatch)
     rng = np.random.default_rng(0)

@@ -1,12 +1,12 @@
-"""Guided random splits of DP gradient boosting (``split="guided"`` / ``"auto"``).
+"""Guided random splits of DP gradient boosting (``split="guided"``).
 
 * ``split_prior`` (post-processing of one released histogram): a distribution, uniform
   when nothing gains, at least ``UNIFORM_SHARE`` spread evenly, most of the rest on the
   split that gains, blind to cells it counts as empty;
 * ``draw_random_structure`` draws from the prior (a chi-squared test of the frequencies);
-* the fit: what ``"auto"`` resolves to, the budget (spent once, exactly; the prior's
-  releases in the ledger), the prior found on data with one informative feature, and
-  guided beating uniform splits there.
+* the fit: made only when asked for (``split="auto"`` draws random splits), the budget
+  (spent once, exactly; the prior's releases in the ledger), the prior found on data
+  with one informative feature, and guided beating uniform splits there.
 
 Guided fits are also in ``tests/test_gradient_boosting.py``'s ``n_jobs`` and budget
 tests and in ``tests/test_sources.py``'s every-source-gives-the-same-model tests.
@@ -22,7 +22,7 @@ import pytest
 from scipy import stats as sps
 
 from dptrees import BudgetAccountant
-from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
+from dptrees.boosting import DPGradientBoostingRegressor
 from dptrees.boosting import _gradient
 from dptrees._sources._rows import clip_active
 from dptrees.boosting._split_prior import (
@@ -34,7 +34,8 @@ from dptrees.boosting._split_prior import (
     with_first_bins,
 )
 from dptrees.boosting._trees import draw_random_structure
-from support import one_hot_columns
+from support import (boosting_classifier, boosting_makers, one_hot_columns,
+                     one_informative_feature)
 
 # -- the prior ------------------------------------------------------------------------
 
@@ -97,61 +98,17 @@ def test_draws_follow_the_prior():
 # -- the fit ----------------------------------------------------------------------------
 
 
-def one_informative_feature(n=4000, p=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    return X, (X[:, 3] > 0.7).astype(int)
-
-
-def classifier(**params):
-    base = dict(n_estimators=10, max_depth=3, bounds=(0.0, 1.0), classes=[0, 1],
-                accountant=BudgetAccountant(), random_state=0)
-    base.update(params)
-    return DPGradientBoostingClassifier(**base)
-
-
-@pytest.mark.parametrize("epsilon, n, expected", [(1.0, 4000, "random"),
-                                                  (8.0, 4000, "guided")])
-def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, n, expected):
-    X, y = one_informative_feature(n)
-    auto = classifier(epsilon=epsilon).fit(X, y)
-    assert auto.split_ == expected
-    explicit = classifier(epsilon=epsilon, split=expected).fit(X, y)
-    np.testing.assert_array_equal(auto.predict_proba(X), explicit.predict_proba(X))
-    assert (auto.split_priors_ is None) == (expected == "random")
-
-
-def test_auto_falls_back_to_random_splits_where_guided_ones_cannot_be_released(
-        monkeypatch):
-    # A budget the guided releases cannot realise (here: any) must not make "auto"
-    # refuse a fit that random splits can make.
-    real = _gradient._BaseDPGradientBoosting._check_releases
-
-    def check(self, plan, init, prior, *args):
-        if prior:
-            raise ValueError("out of range")
-        return real(self, plan, init, prior, *args)
-
-    monkeypatch.setattr(_gradient._BaseDPGradientBoosting, "_check_releases", check)
+def test_auto_draws_random_splits_and_guided_ones_are_explicit():
+    # split="auto" is "random" (its roots selected where select_depth="auto" says so:
+    # tests/test_selected_splits.py); the prior is made only when asked for.
     X, y = one_informative_feature()
-    assert classifier(epsilon=8.0).fit(X, y).split_ == "random"
-    with pytest.raises(ValueError, match="out of range"):
-        classifier(epsilon=8.0, split="guided").fit(X, y)
+    for params in ({}, {"subsample": 0.5}):
+        est = boosting_classifier(epsilon=8.0, **params).fit(X, y)
+        assert est.split_ == "random" and est.split_priors_ is None
+    assert boosting_classifier(epsilon=8.0, split="guided").fit(X, y).split_priors_ is not None
 
 
-def test_auto_with_subsample_is_random():
-    X, y = one_informative_feature()
-    est = classifier(epsilon=8.0, subsample=0.5).fit(X, y)
-    assert est.split_ == "random" and est.split_priors_ is None
-
-
-@pytest.mark.parametrize("make, n_outputs", [
-    (lambda **kw: classifier(**kw), 1),
-    (lambda **kw: classifier(classes=[0, 1, 2], **kw), 3),
-    (lambda **kw: DPGradientBoostingRegressor(n_estimators=10, max_depth=3,
-                                              bounds=(0.0, 1.0), y_bounds=(0.0, 1.0),
-                                              random_state=0, **kw), 1),
-])
+@pytest.mark.parametrize("make, n_outputs", boosting_makers())
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])
 def test_guided_spends_its_budget_once_and_records_the_prior(make, n_outputs, noise):
     X, y = one_informative_feature()
@@ -172,7 +129,7 @@ def test_guided_spends_its_budget_once_and_records_the_prior(make, n_outputs, no
 
 def test_prior_budget_is_the_split_fraction_of_what_the_initial_score_leaves():
     plan = _gradient._NoisePlan("laplace", 2.0, 0.0)
-    est = classifier(split="guided", split_fraction=0.25, init_fraction=0.1)
+    est = boosting_classifier(split="guided", split_fraction=0.25, init_fraction=0.1)
     init, prior, leaf, level = est._tree_budgets(plan, 10, "guided")
     assert math.isclose(init, 0.1 * plan.total)
     assert math.isclose(prior, 0.25 * 0.9 * plan.total)
@@ -182,8 +139,8 @@ def test_prior_budget_is_the_split_fraction_of_what_the_initial_score_leaves():
 def test_guided_finds_the_informative_feature_and_beats_uniform_splits():
     X, y = one_informative_feature(n=6000, p=20)
     Xt, yt = one_informative_feature(n=4000, p=20, seed=1)
-    guided = classifier(epsilon=4.0, split="guided", n_estimators=20).fit(X, y)
-    random = classifier(epsilon=4.0, split="random", n_estimators=20).fit(X, y)
+    guided = boosting_classifier(epsilon=4.0, split="guided", n_estimators=20).fit(X, y)
+    random = boosting_classifier(epsilon=4.0, split="random", n_estimators=20).fit(X, y)
     prior = guided.split_priors_[0]
     assert prior[3].sum() > 0.5  # uniform would give it 1/20
     assert np.argmax(prior[3]) in (20, 21, 22)  # the edge near 0.7 of 32 bins (22.4)
@@ -244,7 +201,7 @@ def test_sparse_release_finds_the_informative_column():
     X, cats = one_hot_columns(3000, 6, 5, seed=0)
     y = (cats[:, 2] == 0).astype(int)
     assert X.shape[1] > MAX_ACTIVE
-    est = classifier(epsilon=4.0, split="guided").fit(X, y)
+    est = boosting_classifier(epsilon=4.0, split="guided").fit(X, y)
     prior = est.split_priors_[0]
     assert int(np.argmax(prior.sum(axis=1))) == 2 * 5
     assert est.split_priors_[0][10].sum() > 0.3

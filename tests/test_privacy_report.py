@@ -59,6 +59,9 @@ PURE = [
     ("boosting-laplace", DPGradientBoostingRegressor(bounds=(0, 1), y_bounds=(0, 2),
                                                      noise="laplace", n_estimators=6,
                                                      split="hybrid"), "reg"),
+    ("boosting-laplace-selected", DPGradientBoostingRegressor(
+        bounds=(0, 1), y_bounds=(0, 2), noise="laplace", n_estimators=6, max_depth=3,
+        select_depth=2), "reg"),
 ]
 
 ZCDP = [
@@ -67,6 +70,9 @@ ZCDP = [
                                                       max_depth=3), "cls"),
     ("boosting-random", DPGradientBoostingRegressor(bounds=(0, 1), y_bounds=(0, 2),
                                                     n_estimators=6), "reg"),
+    ("boosting-selected", DPGradientBoostingClassifier(classes=[0, 1], bounds=(0, 1),
+                                                       n_estimators=6, split="guided",
+                                                       select_depth=1), "cls"),
     ("ebm-cls", DPExplainableBoostingClassifier(classes=[0, 1], bounds=(0, 1)), "cls"),
     ("ebm-reg", DPExplainableBoostingRegressor(bounds=(0, 1), y_bounds=(0, 2)), "reg"),
 ]

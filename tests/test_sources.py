@@ -58,7 +58,8 @@ def estimators():
 
 
 SETTINGS = [dict(split="random"), dict(split="private"), dict(split="hybrid"),
-            dict(split="guided"), dict(split="random", subsample=0.3)]
+            dict(split="guided"), dict(split="random", subsample=0.3),
+            dict(split="random", select_depth=2), dict(split="guided", select_depth=1)]
 
 
 def pick(kind, targets):

@@ -30,11 +30,18 @@ are public. What one fit releases, and the sensitivity of each release:
   every cell but each feature's first bin, each record clipped to 16 features outside
   their first bins (``sqrt(17)`` times the bound in L2, 17 in L1; derived in
   :mod:`dptrees.boosting._split_prior`). Every tree then draws its splits from the prior
-  :func:`~dptrees.boosting._split_prior.split_prior` makes of them (post-processing).
-  ``split="auto"`` (the default) resolves to ``"guided"`` when ``epsilon`` times the noisy
-  record count of the initial score is at least :data:`GUIDED_MIN_EPS_ROWS`, else to
-  ``"random"``: a choice made from public values and a released count (post-processing),
-  before the histogram release; either way the fit spends the same total.
+  :func:`~dptrees.boosting._split_prior.split_prior` makes of them (post-processing);
+* **per tree, with** ``select_depth >= 1`` (random and guided trees): at each of the top
+  ``select_depth`` levels, every node's split (feature, bin threshold) drawn by the
+  exponential mechanism on the exact gradient sums of its records, utility ``|G_left| +
+  |G_right|``, sensitivity one record's clipped gradient whatever the number of
+  candidates (derived in :mod:`dptrees.boosting._split_selection`); ``epsilon``-DP and
+  ``epsilon**2 / 8``-zCDP (bounded range), one selection per level (its nodes hold
+  disjoint records). ``split="auto"`` (the default) is ``"random"``, and
+  ``select_depth="auto"`` (the default) selects the root of every tree when ``epsilon``
+  times the noisy record count of the initial score is at least
+  :data:`SELECT_MIN_EPS_ROWS`, else none: a choice made from public values and a
+  released count (post-processing); either way the fit spends the same total.
 
 Leaf values ``-G / (max(H, 0) + reg_lambda + noise_reg sigma_G)`` (Newton steps shrunk by
 the noise: ``sigma_G`` is the standard deviation of the noise on a leaf's gradient sum,
@@ -87,6 +94,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from dptrees._constraints import (
     ACCOUNTANT,
+    AUTO,
     DELTA,
     EPSILON,
     FRACTION,
@@ -134,6 +142,7 @@ from dptrees.boosting._split_prior import (
     split_prior,
     with_first_bins,
 )
+from dptrees.boosting._split_selection import base_measure_shift, split_utilities
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
     BoostedRegressorMixin,
@@ -142,11 +151,13 @@ from dptrees.boosting._trees import (
 )
 from dptrees.mechanisms import (
     _laplace_ratio,
+    exponential_mechanism,
     fixed_point_scale,
     gaussian_grid,
     gaussian_mechanism,
     laplace_grid,
     laplace_mechanism,
+    selection_constants,
 )
 from dptrees.validation import (
     check_delta,
@@ -160,12 +171,12 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
-#: ``split="auto"`` draws guided splits when ``epsilon * noisy record count`` is at least
-#: this. Below it the split prior's histogram is too noisy to pay for its share of the
-#: budget. Chosen on validation rows of Adult and California Housing (about 23,000 and
-#: 15,000 rows): guided splits lost at eps <= 0.25 and won from eps 0.5 (Adult) or 1
-#: (California); see ``experiments/guided_splits_sweep.py``.
-GUIDED_MIN_EPS_ROWS = 10_000
+#: ``select_depth="auto"`` selects each tree's root split by the exponential mechanism
+#: when ``epsilon * noisy record count`` is at least this. Below it the selection's share
+#: of the budget is worth more as leaf accuracy. Chosen on validation rows of Adult and
+#: California Housing: the selected roots lost at ``eps x n`` of 2,200-3,700 (California)
+#: and won from 4,500 (both); see ``experiments/selected_splits_sweep.py``.
+SELECT_MIN_EPS_ROWS = 4_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -281,6 +292,39 @@ class _NoisePlan:
                     epsilon=budget, **details)
         return laplace_mechanism(values, sensitivity=sensitivity * l2_factor**2,
                                  epsilon=budget, random_state=rng)
+
+    def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
+               label="selection", **details):
+        """An index of ``utilities`` drawn by the exponential mechanism (utilities that
+        move by at most ``sensitivity`` between neighbours), weighted by the public
+        ``base_measure`` (probabilities of the candidates) if given.
+
+        ``budget``: a ``rho`` for Gaussian plans, spent as an ``epsilon = sqrt(8 rho)``
+        selection (``epsilon``-bounded range, hence ``rho``-zCDP: see
+        :mod:`dptrees.boosting._split_selection`), an ``epsilon`` for Laplace plans.
+        ``compose=False``: a selection on records disjoint from one already composed
+        (parallel composition)."""
+        epsilon = self.selection_epsilon(budget)
+        if compose:
+            self.n_releases += 1
+            if self.noise == "gaussian":
+                self.rdp.compose_zcdp(budget)
+                self.record(label, "exponential mechanism", sensitivity, "utility",
+                            rho=budget, selection_epsilon=epsilon, **details)
+            else:
+                self.epsilons.append(budget)
+                self.record(label, "exponential mechanism", sensitivity, "utility",
+                            epsilon=budget, **details)
+        utilities = np.asarray(utilities, dtype=np.float64).ravel()
+        if base_measure is not None:
+            utilities = utilities + base_measure_shift(base_measure, sensitivity,
+                                                       epsilon).ravel()
+        return int(exponential_mechanism(utilities, sensitivity=sensitivity,
+                                         epsilon=epsilon, random_state=rng))
+
+    def selection_epsilon(self, budget):
+        """The ``epsilon`` of an exponential-mechanism selection of ``budget``."""
+        return math.sqrt(8.0 * budget) if self.noise == "gaussian" else budget
 
     def noise_std(self, sensitivity, budget):
         """Standard deviation of the noise a release of ``budget`` adds to a value of
@@ -434,6 +478,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         "accounting": [options("rdp", "pld")],
         "split": [options("auto", "random", "guided", "private", "hybrid")],
         "split_fraction": [FRACTION],
+        "select_depth": [integers(0, 16), AUTO],
         "noise_reg": [NON_NEGATIVE],
         "batch_size": [integers(1)],
         "subsample": [None, FRACTION],
@@ -457,20 +502,45 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 or (self.noise, self.accounting) != ("gaussian", "rdp")):
             raise ValueError("subsample needs split='random' (or 'auto', which it makes "
                              "'random'), noise='gaussian' and accounting='rdp'")
+        if not isinstance(self.select_depth, str) and self.select_depth > 0:
+            if self.select_depth > self.max_depth:
+                raise ValueError(f"select_depth must be <= max_depth={self.max_depth}, got "
+                                 f"{self.select_depth}")
+            if (self.split in ("private", "hybrid") or self.subsample is not None
+                    or (self.noise, self.accounting) == ("gaussian", "pld")):
+                raise ValueError("select_depth > 0 needs random or guided splits (split "
+                                 "'auto', 'random' or 'guided'), no subsample, and "
+                                 "accounting='rdp' or noise='laplace'")
         return epsilon, (delta if self.noise == "gaussian" else 0.0)
 
     # -- budget -------------------------------------------------------------------------
 
-    def _resolve_split(self, epsilon, noisy_count, guided_ok=True):
-        """The split rule of this fit: ``split``, or what ``"auto"`` makes of the public
-        ``epsilon`` and the released ``noisy_count`` (post-processing); ``guided_ok``:
-        whether the guided releases are realisable (a function of public values)."""
-        if self.split != "auto":
-            return self.split
-        if (guided_ok and self.subsample is None
-                and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS):
-            return "guided"
-        return "random"
+    def _resolve_split(self):
+        """The split rule of this fit: ``split``, with ``"auto"`` drawing random splits
+        (whose top levels ``select_depth="auto"`` may select)."""
+        return "random" if self.split == "auto" else self.split
+
+    def _select_depth_candidates(self):
+        """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
+        choices (0, and 1 with ``split="auto"`` where the selection can be accounted)."""
+        if not isinstance(self.select_depth, str):
+            return (self.select_depth,)
+        if (self.split == "auto" and self.subsample is None
+                and (self.noise, self.accounting) != ("gaussian", "pld")):
+            return (0, 1)
+        return (0,)
+
+    def _resolve_select_depth(self, epsilon, noisy_count, realisable):
+        """The selected depth of this fit: ``select_depth``, or what ``"auto"`` makes of
+        the public ``epsilon`` and the released ``noisy_count`` (post-processing): 1 when
+        ``epsilon * noisy_count >= SELECT_MIN_EPS_ROWS`` and the selection is among the
+        ``realisable`` depths (a function of public values), else 0."""
+        candidates = self._select_depth_candidates()
+        if len(candidates) == 1:
+            return candidates[0]
+        if 1 in realisable and epsilon * noisy_count >= SELECT_MIN_EPS_ROWS:
+            return 1
+        return 0
 
     def _private_levels(self, split):
         return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
@@ -479,20 +549,19 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         """The initial score's budget: the same for every ``split``."""
         return self.init_fraction * plan.total
 
-    def _tree_budgets(self, plan, n_trees, split):
-        """(init, split prior, per-tree leaf, per-level histogram) budgets: they add up to
-        the total."""
+    def _tree_budgets(self, plan, n_trees, split, select_depth=0):
+        """(init, split prior, per-tree leaf, per-level structure) budgets: they add up to
+        the total. A structure level is a private level's histogram release or a selected
+        level's selection (never both: selection is for random and guided trees)."""
         init = self._init_budget(plan)
         rest = plan.total - init
-        if split == "guided":
-            prior = self.split_fraction * rest
-            return init, prior, (rest - prior) / n_trees, 0.0
-        per_tree = rest / n_trees
-        levels = self._private_levels(split)
+        prior = self.split_fraction * rest if split == "guided" else 0.0
+        per_tree = (rest - prior) / n_trees
+        levels = self._private_levels(split) + select_depth
         if levels == 0:
-            return init, 0.0, per_tree, 0.0
+            return init, prior, per_tree, 0.0
         structure = self.split_fraction * per_tree
-        return init, 0.0, per_tree - structure, structure / levels
+        return init, prior, per_tree - structure, structure / levels
 
     # -- one tree -----------------------------------------------------------------------
 
@@ -586,9 +655,13 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             nodes = range(2**level - 1, 2 ** (level + 1) - 1)
             if level < private_levels:
                 self._release_level(ctx, rows, level, nodes, noisy, rng_noise)
+            selected = (self._select_level(ctx, rows, level, nodes, k, rng_noise)
+                        if level < ctx.select_depth else {})
             for node in nodes:
                 if level < private_levels:
                     f, b, mass_left, mass_right = self._best_split(noisy[node])
+                elif node in selected:
+                    f, b = selected[node]
                 else:
                     f, b = int(random_feature[node]), int(random_bin[node])
                 feature[node], bin_threshold[node] = f, b
@@ -612,6 +685,22 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         if self.leaf_clip is not None:
             values = np.clip(values, -self.leaf_clip, self.leaf_clip)
         return feature, bin_threshold, values
+
+    def _select_level(self, ctx, rows, level, nodes, k, rng):
+        """Choose the split of every node of ``level`` by the exponential mechanism on
+        the exact gradient sums of its records (utility and sensitivity:
+        :mod:`dptrees.boosting._split_selection`), weighted by the split prior of guided
+        trees. The nodes hold disjoint records: the level costs one selection's budget.
+        Returns ``{node: (feature, bin_threshold)}``."""
+        exact = rows.histograms(level, list(nodes))
+        prior = None if ctx.priors is None else ctx.priors[k]
+        chosen = {}
+        for i, node in enumerate(nodes):
+            utilities = split_utilities(exact[i, :, :, 0], ctx.g_scale)
+            index = ctx.plan.select(utilities, ctx.g_sens, ctx.level_budget, rng, prior,
+                                    compose=i == 0, label="selected splits, one level")
+            chosen[node] = divmod(index, self.n_bins - 1)
+        return chosen
 
     def _release_level(self, ctx, rows, level, nodes, noisy, rng):
         """Release the histograms one private level needs (one release per level)."""
@@ -651,25 +740,21 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fixed = self._fixed_point(loss, source.weights is not None)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
-        # "auto" is resolved after the initial score: the random splits it falls back to
-        # must be realisable; guided ones are a candidate only if they are too.
-        guided_ok = False
-        if self.split == "auto":
+        # The split rule is public; "auto" depths are resolved after the initial score,
+        # among those whose releases are realisable. Without selection they must be.
+        split = self._resolve_split()
+        realisable = []
+        for depth in self._select_depth_candidates():
             try:
-                self._check_releases(plan, *self._budgets(plan, n_trees, "guided"), g_sens,
-                                     h_sens, n_features, loss.n_outputs)
-                guided_ok = True
-            except ValueError:
-                pass
-        try:
-            self._check_releases(plan, *self._budgets(
-                plan, n_trees, "random" if self.split == "auto" else self.split), g_sens,
-                h_sens, n_features, loss.n_outputs)
-        except ValueError as exc:
-            raise ValueError(
-                f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees is out of "
-                f"the exact samplers' range: {exc}"
-            ) from exc
+                self._check_releases(plan, *self._budgets(plan, n_trees, split, depth),
+                                     depth, g_sens, h_sens, n_features, loss.n_outputs)
+                realisable.append(depth)
+            except ValueError as exc:
+                if depth == min(self._select_depth_candidates()):
+                    raise ValueError(
+                        f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees "
+                        f"is out of the exact samplers' range: {exc}"
+                    ) from exc
         accountant.check(epsilon, delta)
         rng = check_random_state(self.random_state)
         rng_init, rng_structure, rng_noise = rng.spawn(3)
@@ -678,11 +763,13 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
                                                 self._init_budget(plan), rng_init)
-        split = self._resolve_split(epsilon, noisy_count, guided_ok)
-        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split)
+        select_depth = self._resolve_select_depth(epsilon, noisy_count, realisable)
+        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split,
+                                                                   select_depth)
         ctx = _Context(
             n_features=n_features, plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
-            g_sens=g_sens, h_sens=h_sens, split=split, priors=None,
+            g_sens=g_sens, h_sens=h_sens, split=split, select_depth=select_depth,
+            priors=None,
             leaf_budget=leaf_budget, level_budget=level_budget,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
                 g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
@@ -717,6 +804,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
         self.estimators_ = trees
         self.split_ = split
+        self.select_depth_ = select_depth
         self.split_priors_ = ctx.priors
         self._step = step
         self.init_score_ = init
@@ -726,17 +814,20 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self.pld_accountant_ = plan.pld
         return self
 
-    def _budgets(self, plan, n_trees, split):
+    def _budgets(self, plan, n_trees, split, select_depth=0):
         """:meth:`_tree_budgets`, with the leaf budget of Poisson-subsampled trees."""
-        init, prior, leaf, level = self._tree_budgets(plan, n_trees, split)
+        init, prior, leaf, level = self._tree_budgets(plan, n_trees, split, select_depth)
         if self.subsample is not None:
             leaf = plan.subsampled_budget(init, n_trees)
         return init, prior, leaf, level
 
     def _check_releases(self, plan, init_budget, prior_budget, leaf_budget, level_budget,
-                        g_sens, h_sens, n_features, n_outputs):
+                        select_depth, g_sens, h_sens, n_features, n_outputs):
         """Check every kind of release can be realised, before anything is spent."""
         plan.check(1.0, init_budget / 2, 256)
+        if select_depth:
+            selection_constants(g_sens, plan.selection_epsilon(level_budget))
+            level_budget = 0.0  # no private level: nothing more to check for it
         n_leaves = 2**self.max_depth
         plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
         plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
@@ -887,14 +978,22 @@ _COMMON_PARAMS_DOC = """
         initial gradients of all records (``"guided"``: the splits go where the gain is,
         see :mod:`dptrees.boosting._split_prior`); by the best gain on noisy gradient
         histograms at every level; or on noisy histograms at the root and at random
-        below. ``"auto"`` is ``"guided"`` when ``epsilon`` times the noisy record count
-        of the initial score is at least 10,000 (and ``subsample`` is None), else
-        ``"random"``: at smaller budgets the prior's histogram is too noisy to pay for
-        itself. The rule chosen is ``split_``.
+        below. ``"auto"`` is ``"random"``, with the top levels that ``select_depth``
+        chooses selected. The rule used is ``split_``.
+    select_depth : "auto" or int, default="auto"
+        How many top levels of every random or guided tree have their splits chosen by
+        the exponential mechanism on the current gradients (each node's best division
+        of them, noisily; see :mod:`dptrees.boosting._split_selection`) instead of drawn
+        blindly; 0 draws them all. ``"auto"``: with ``split="auto"``, 1 (the root) when
+        ``epsilon`` times the noisy record count of the initial score is at least 4,000,
+        else 0 (below, the selection's share is worth more to the leaves); with any
+        other ``split``, 0. Needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
+        noise). The depth used is ``select_depth_``.
     split_fraction : float, default=0.3
         Share of the budget spent on split statistics: of each tree's budget for
-        ``"private"`` and ``"hybrid"``, of the whole budget after the initial score for
-        the split prior of ``"guided"``. Unused by ``"random"``.
+        ``"private"`` and ``"hybrid"`` levels and for the selected levels, of the whole
+        budget after the initial score for the split prior of ``"guided"``. Unused by
+        ``"random"`` trees without selected levels.
     n_bins : int, default=32
         Equal-width bins over the public bounds, in [2, 256].
     reg_lambda : float, default=50.0
@@ -936,6 +1035,9 @@ _ATTRIBUTES_DOC = """
         The DP initial raw score.
     split_ : str
         The split rule of the fit (what ``split="auto"`` resolved to).
+    select_depth_ : int
+        The number of selected levels of every tree (what ``select_depth="auto"``
+        resolved to).
     split_priors_ : list of ndarray or None
         With guided splits, per output the ``(n_features, n_bins - 1)`` probabilities the
         trees drew their splits from (post-processing of released values); else None.
@@ -963,7 +1065,7 @@ _ATTRIBUTES_DOC = """
     see_also=[('DPExplainableBoostingRegressor', 'additive model with individual accounting'),
               ('dptrees.federated.DPFederatedGradientBoostingRegressor',
                'the same trees across many data holders')],
-    references=['mironov2017'],
+    references=['mironov2017', 'mcsherry2007', 'cesar2021'],
     example='''
 >>> from dptrees import DPGradientBoostingRegressor
 >>> gb = DPGradientBoostingRegressor(epsilon=1.0, delta=1e-6, bounds=bounds,
@@ -996,8 +1098,8 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="auto", split_fraction=0.3,
-                 n_bins=32, reg_lambda=50.0, noise_reg=3.0,
+                 learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
+                 split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):
@@ -1010,7 +1112,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
     task='classification',
     see_also=[('DPExplainableBoostingClassifier', 'additive model with individual accounting'),
               ('DPAdaBoostClassifier', 'AdaBoost with DP weak learners')],
-    references=['mironov2017'],
+    references=['mironov2017', 'mcsherry2007', 'cesar2021'],
     example='''
 >>> from dptrees import DPGradientBoostingClassifier
 >>> gb = DPGradientBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
@@ -1044,8 +1146,8 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
 
     def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="auto", split_fraction=0.3,
-                 n_bins=32, reg_lambda=50.0, noise_reg=3.0,
+                 learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
+                 split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip=1.0, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):

@@ -1,0 +1,45 @@
+"""DP gradient boosting: each tree's root selected by the exponential mechanism, on
+validation rows.
+
+The rule of ``select_depth="auto"`` (``dptrees.boosting._gradient.SELECT_MIN_EPS_ROWS``)
+and the choice of random rather than guided trees for ``split="auto"`` are made here.
+Every setting is called as a user would: only ``epsilon``, the public ``bounds`` and
+``classes`` / ``y_bounds``, ``random_state`` and the parameters below are given;
+everything else is the library default.
+
+* ``none``: ``select_depth=0``, random trees (the default below the threshold);
+* ``root``: ``select_depth=1``, random trees whose root splits are chosen by the
+  exponential mechanism on the current gradients with ``split_fraction`` (0.3) of each
+  tree's budget (``dptrees/boosting/_split_selection.py``);
+* ``guided``: ``split="guided"``, the previous default from ``eps x n >= 10,000``;
+* ``guided+root``: both.
+
+Data, seeds, the paired difference (here ``root - none``) and ``--test-folds``: as in
+``experiments/guided_splits_sweep.py``, whose machinery this script reuses.
+
+Usage::
+
+    python -m experiments.selected_splits_sweep           # eps 0.05-4, Adult 5 seeds,
+                                                          # California 3 folds x 3 seeds
+    python -m experiments.selected_splits_sweep --quick   # eps {0.1, 2}, 1 seed, 1 fold
+    python -m experiments.selected_splits_sweep --test-folds --eps 0.25 0.5 1 2
+
+``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
+they are for research, never for a release.
+"""
+
+from experiments import guided_splits_sweep as sweep
+
+SETTINGS = {"none": {"select_depth": 0}, "root": {"select_depth": 1},
+            "guided": {"split": "guided"}, "guided+root": {"split": "guided", "select_depth": 1}}
+COMPARED = ("none", "root")
+NOTE = ("select_depth='auto' selects each tree's root (split='auto': random trees) when "
+        "eps x (noisy) n >= 4,000.")
+
+
+def main(argv=None):
+    return sweep.cli(argv, __doc__, SETTINGS, COMPARED, NOTE)
+
+
+if __name__ == "__main__":
+    main()
