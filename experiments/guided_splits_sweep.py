@@ -51,20 +51,27 @@ from dptrees import (
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
-from experiments import small_eps_trees
+from experiments import small_eps_trees, uci_datasets
 from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.etr_thresholds_sweep import validation_sets
 from experiments.reproduce_hoang2020 import BOUNDS, Y_BOUNDS, load_data, paper_folds
 
 EPSILONS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_EPSILONS = (0.1, 2.0)
-N_SEEDS = {"adult": 5, "california_housing": 3}
+N_SEEDS = {"adult": 5, "california_housing": 3, "mushroom": 6, "nursery": 6}
 N_FOLDS = 3
 #: The settings compared (estimator parameters beside the defaults), and which two the
 #: printed difference is of: (baseline, challenger).
 SETTINGS = {"random": {"split": "random"}, "guided": {"split": "guided"}}
 COMPARED = ("random", "guided")
 DATASETS = ("adult", "california_housing")
+#: Every data set a sweep can take (the first two by default); UCI Mushroom and Nursery
+#: (one-hot, a fixed 80/20 split of their rows, validation accuracy) cross-check
+#: classification rules on data they were not chosen on.
+ALL_DATASETS = DATASETS + ("mushroom", "nursery")
+METRICS = {"adult": "auc", "california_housing": "mae", "mushroom": "accuracy",
+           "nursery": "accuracy"}
+QUICK_UCI_ROWS = 2000
 
 
 def _adult_cells(data_dir, quick):
@@ -81,6 +88,24 @@ def _adult_cells(data_dir, quick):
                 "accuracy": float(np.mean((proba > 0.5) == positive))}
 
     return [(len(yf), fit_score)]
+
+
+def _uci_cells(name, data_dir, quick):
+    data = uci_datasets.load_dataset(name, encoding="onehot", data_dir=data_dir)
+    rows = np.random.default_rng(0).permutation(len(data.y))
+    if quick:
+        rows = rows[:QUICK_UCI_ROWS]
+    cut = int(0.8 * len(rows))
+    fit, val = rows[:cut], rows[cut:]
+
+    def fit_score(params, eps, rng):
+        est = DPGradientBoostingClassifier(epsilon=eps, bounds=data.bounds,
+                                           classes=data.classes,
+                                           accountant=BudgetAccountant(), random_state=rng,
+                                           **params).fit(data.X[fit], data.y[fit])
+        return {"accuracy": float(np.mean(est.predict(data.X[val]) == data.y[val]))}
+
+    return [(len(fit), fit_score)]
 
 
 def _california_cells(data_dir, n_folds, test_folds=False):
@@ -112,11 +137,15 @@ def run(epsilons=EPSILONS, n_seeds=None, datasets=DATASETS, quick=False, data_di
     if test_folds:
         datasets = ("california_housing",)
     for name in datasets:
-        d_index = DATASETS.index(name)
-        parts = (_adult_cells(data_dir, quick) if name == "adult"
-                 else _california_cells(data_dir, 1 if quick else N_FOLDS, test_folds))
+        d_index = ALL_DATASETS.index(name)
+        if name == "adult":
+            parts = _adult_cells(data_dir, quick)
+        elif name == "california_housing":
+            parts = _california_cells(data_dir, 1 if quick else N_FOLDS, test_folds)
+        else:
+            parts = _uci_cells(name, data_dir, quick)
         seeds = n_seeds or N_SEEDS[name]
-        metric = "auc" if name == "adult" else "mae"
+        metric = METRICS[name]
         res = {"metric": metric, "n_fit": [n for n, _ in parts], "n_seeds": seeds,
                "cells": {}}
         for eps in epsilons:
@@ -176,18 +205,19 @@ def format_results(results, note=""):
     return "\n".join(lines)
 
 
-def cli(argv, doc, settings, compared, note):
+def cli(argv, doc, settings, compared, note, datasets=DATASETS):
     """Parse ``argv`` (``--quick --eps --seeds --models --data-dir --json --seed
-    --test-folds``), run the sweep of ``settings`` and print its table."""
-    parser = sweep_parser(doc, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, Adult subsampled",
-                          DATASETS)
+    --test-folds``; ``--models`` picks among ``datasets``), run the sweep of ``settings``
+    and print its table."""
+    parser = sweep_parser(doc, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, subsampled rows",
+                          datasets)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test-folds", action="store_true",
                         help="California Housing on the seed's 10 test folds (a check)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     epsilons, n_seeds, datasets = sweep_settings(args, EPSILONS, QUICK_EPSILONS, None,
-                                                 DATASETS)
+                                                 datasets)
     results = run(epsilons, n_seeds, datasets, quick=args.quick, data_dir=args.data_dir,
                   seed=args.seed, test_folds=args.test_folds, settings=settings,
                   compared=compared)

@@ -124,7 +124,8 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, models=tuple(MODELS), validation=Fal
     results = {"n_train": int(len(ytr)), "n_test": int(len(yte)), "validation": validation,
                "quick": quick, "epsilons": list(epsilons), "n_seeds": n_seeds,
                "majority": float(np.mean(yte == majority)), "dp": {}}
-    for m_index, model in enumerate(models):
+    for model in models:
+        m_index = list(MODELS).index(model)  # a model's seeds do not depend on --models
         cls, fixed = MODELS[model]
         # The federated estimator needs the number of clients: with every record a
         # client, the number of training rows. It is read from the data here (the other

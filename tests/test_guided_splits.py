@@ -1,12 +1,13 @@
-"""Guided random splits of DP gradient boosting (``split="guided"``).
+"""Guided random splits of DP gradient boosting (``split="guided"`` / ``"auto"``).
 
 * ``split_prior`` (post-processing of one released histogram): a distribution, uniform
   when nothing gains, at least ``UNIFORM_SHARE`` spread evenly, most of the rest on the
   split that gains, blind to cells it counts as empty;
 * ``draw_random_structure`` draws from the prior (a chi-squared test of the frequencies);
-* the fit: made only when asked for (``split="auto"`` draws random splits), the budget
-  (spent once, exactly; the prior's releases in the ledger), the prior found on data
-  with one informative feature, and guided beating uniform splits there.
+* the fit: what ``"auto"`` resolves to (guided splits only where nothing is selected:
+  Laplace noise, PLD accounting), the budget (spent once, exactly; the prior's releases
+  in the ledger), the prior found on data with one informative feature, and guided
+  beating uniform splits there.
 
 Guided fits are also in ``tests/test_gradient_boosting.py``'s ``n_jobs`` and budget
 tests and in ``tests/test_sources.py``'s every-source-gives-the-same-model tests.
@@ -98,14 +99,43 @@ def test_draws_follow_the_prior():
 # -- the fit ----------------------------------------------------------------------------
 
 
-def test_auto_draws_random_splits_and_guided_ones_are_explicit():
-    # split="auto" is "random" (its roots selected where select_depth="auto" says so:
-    # tests/test_selected_splits.py); the prior is made only when asked for.
+@pytest.mark.parametrize("params", [{"noise": "laplace"}, {"accounting": "pld"}])
+@pytest.mark.parametrize("epsilon, expected", [(1.0, "random"), (8.0, "guided")])
+def test_auto_guides_where_nothing_is_selected_from_epsilon_times_the_noisy_count(
+        params, epsilon, expected):
+    # Laplace noise or PLD accounting: no selected roots, so split="auto" draws guided
+    # splits from eps x n >= 10,000 (here 4,000 or 32,000), bit for bit as asked for.
+    X, y = one_informative_feature()
+    auto = boosting_classifier(epsilon=epsilon, **params).fit(X, y)
+    assert auto.split_ == expected and auto.select_depth_ == 0
+    explicit = boosting_classifier(epsilon=epsilon, split=expected, **params).fit(X, y)
+    np.testing.assert_array_equal(auto.predict_proba(X), explicit.predict_proba(X))
+
+
+def test_auto_with_gaussian_rdp_or_subsample_draws_random_splits():
+    # (their roots selected where select_depth="auto" says so: test_selected_splits.py)
     X, y = one_informative_feature()
     for params in ({}, {"subsample": 0.5}):
         est = boosting_classifier(epsilon=8.0, **params).fit(X, y)
         assert est.split_ == "random" and est.split_priors_ is None
-    assert boosting_classifier(epsilon=8.0, split="guided").fit(X, y).split_priors_ is not None
+
+
+def test_auto_falls_back_to_random_splits_where_guided_ones_cannot_be_released(
+        monkeypatch):
+    # A budget the guided releases cannot realise (here: any) must not make "auto"
+    # refuse a fit that random splits can make.
+    real = _gradient._BaseDPGradientBoosting._check_releases
+
+    def check(self, plan, init, prior, *args):
+        if prior:
+            raise ValueError("out of range")
+        return real(self, plan, init, prior, *args)
+
+    monkeypatch.setattr(_gradient._BaseDPGradientBoosting, "_check_releases", check)
+    X, y = one_informative_feature()
+    assert boosting_classifier(epsilon=8.0, noise="laplace").fit(X, y).split_ == "random"
+    with pytest.raises(ValueError, match="out of range"):
+        boosting_classifier(epsilon=8.0, split="guided").fit(X, y)
 
 
 @pytest.mark.parametrize("make, n_outputs", boosting_makers())

@@ -125,8 +125,9 @@ def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, expected):
 
 
 @pytest.mark.parametrize("params", [dict(split="random"), dict(split="guided"),
-                                    dict(subsample=0.5), dict(accounting="pld")])
-def test_auto_selects_only_for_split_auto_where_it_can_be_accounted(params):
+                                    dict(subsample=0.5), dict(accounting="pld"),
+                                    dict(noise="laplace")])
+def test_auto_selects_only_for_split_auto_with_gaussian_rdp_accounting(params):
     X, y = one_informative_feature()
     est = boosting_classifier(epsilon=8.0, **params).fit(X, y)
     assert est.select_depth_ == 0 and not selections(est)

@@ -38,10 +38,13 @@ are public. What one fit releases, and the sensitivity of each release:
   candidates (derived in :mod:`dptrees.boosting._split_selection`); ``epsilon``-DP and
   ``epsilon**2 / 8``-zCDP (bounded range), one selection per level (its nodes hold
   disjoint records). ``split="auto"`` (the default) is ``"random"``, and
-  ``select_depth="auto"`` (the default) selects the root of every tree when ``epsilon``
-  times the noisy record count of the initial score is at least
-  :data:`SELECT_MIN_EPS_ROWS`, else none: a choice made from public values and a
-  released count (post-processing); either way the fit spends the same total.
+  ``select_depth="auto"`` (the default) selects the root of every tree, with Gaussian
+  noise accounted in Renyi DP, when ``epsilon`` times the noisy record count of the
+  initial score is at least :data:`SELECT_MIN_EPS_ROWS`, else none; with Laplace noise
+  or PLD accounting ``split="auto"`` is ``"guided"`` from :data:`GUIDED_MIN_EPS_ROWS`
+  (without ``subsample``). Each is a choice made from public values and a released
+  count (post-processing), before the releases it chooses; either way the fit spends
+  the same total.
 
 Leaf values ``-G / (max(H, 0) + reg_lambda + noise_reg sigma_G)`` (Newton steps shrunk by
 the noise: ``sigma_G`` is the standard deviation of the noise on a leaf's gradient sum,
@@ -177,6 +180,12 @@ _MAX_ROWS = 2**31 - 1
 #: California Housing: the selected roots lost at ``eps x n`` of 2,200-3,700 (California)
 #: and won from 4,500 (both); see ``experiments/selected_splits_sweep.py``.
 SELECT_MIN_EPS_ROWS = 4_000
+#: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
+#: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
+#: split prior's histogram is too noisy to pay for its share of the budget. Chosen on
+#: validation rows of Adult and California Housing; see
+#: ``experiments/guided_splits_sweep.py``.
+GUIDED_MIN_EPS_ROWS = 10_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -515,18 +524,45 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- budget -------------------------------------------------------------------------
 
-    def _resolve_split(self):
-        """The split rule of this fit: ``split``, with ``"auto"`` drawing random splits
-        (whose top levels ``select_depth="auto"`` may select)."""
-        return "random" if self.split == "auto" else self.split
+    def _structure_candidates(self):
+        """The ``(split, select_depth)`` pairs this fit may use, the fallback first (its
+        releases must be realisable; the others are candidates only if theirs are).
+
+        ``split="auto"`` draws random trees, their roots selected where
+        ``select_depth="auto"`` says so; where the selection is not used (Laplace noise,
+        PLD accounting), blind splits guided by a split prior from
+        :data:`GUIDED_MIN_EPS_ROWS`, unless the trees are subsampled."""
+        depths = self._select_depth_candidates()
+        if self.split != "auto":
+            return [(self.split, depth) for depth in depths]
+        if self.subsample is not None or self._gaussian_rdp():
+            return [("random", depth) for depth in depths]
+        return [("random", depths[0]), ("guided", depths[0])]
+
+    def _gaussian_rdp(self):
+        return (self.noise, self.accounting) == ("gaussian", "rdp")
+
+    def _resolve_split(self, epsilon, noisy_count, realisable):
+        """The split rule of this fit: ``split``, or what ``"auto"`` makes of the public
+        ``epsilon`` and the released ``noisy_count`` (post-processing) among the
+        ``realisable`` structures (a function of public values)."""
+        if self.split != "auto":
+            return self.split
+        if (any(split == "guided" for split, _ in realisable)
+                and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS):
+            return "guided"
+        return "random"
 
     def _select_depth_candidates(self):
         """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
-        choices (0, and 1 with ``split="auto"`` where the selection can be accounted)."""
+        choices: 0, and 1 with ``split="auto"``, Gaussian noise accounted in Renyi DP and
+        no subsample. (With Laplace noise the selection's share of each tree's pure
+        epsilon costs the leaves more than it gives below ``eps x n`` of about 50,000 on
+        the validation rows of ``experiments/selected_splits_sweep.py``' data; PLD
+        accounting has no event for it.)"""
         if not isinstance(self.select_depth, str):
             return (self.select_depth,)
-        if (self.split == "auto" and self.subsample is None
-                and (self.noise, self.accounting) != ("gaussian", "pld")):
+        if self.split == "auto" and self.subsample is None and self._gaussian_rdp():
             return (0, 1)
         return (0,)
 
@@ -534,11 +570,12 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         """The selected depth of this fit: ``select_depth``, or what ``"auto"`` makes of
         the public ``epsilon`` and the released ``noisy_count`` (post-processing): 1 when
         ``epsilon * noisy_count >= SELECT_MIN_EPS_ROWS`` and the selection is among the
-        ``realisable`` depths (a function of public values), else 0."""
+        ``realisable`` structures, else 0."""
         candidates = self._select_depth_candidates()
         if len(candidates) == 1:
             return candidates[0]
-        if 1 in realisable and epsilon * noisy_count >= SELECT_MIN_EPS_ROWS:
+        if (any(depth == 1 for _, depth in realisable)
+                and epsilon * noisy_count >= SELECT_MIN_EPS_ROWS):
             return 1
         return 0
 
@@ -740,17 +777,17 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fixed = self._fixed_point(loss, source.weights is not None)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
-        # The split rule is public; "auto" depths are resolved after the initial score,
-        # among those whose releases are realisable. Without selection they must be.
-        split = self._resolve_split()
+        # "auto" is resolved after the initial score, among the structures whose releases
+        # are realisable; the fallback's must be.
+        candidates = self._structure_candidates()
         realisable = []
-        for depth in self._select_depth_candidates():
+        for split, depth in candidates:
             try:
                 self._check_releases(plan, *self._budgets(plan, n_trees, split, depth),
                                      depth, g_sens, h_sens, n_features, loss.n_outputs)
-                realisable.append(depth)
+                realisable.append((split, depth))
             except ValueError as exc:
-                if depth == min(self._select_depth_candidates()):
+                if (split, depth) == candidates[0]:
                     raise ValueError(
                         f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees "
                         f"is out of the exact samplers' range: {exc}"
@@ -763,6 +800,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
                                                 self._init_budget(plan), rng_init)
+        split = self._resolve_split(epsilon, noisy_count, realisable)
         select_depth = self._resolve_select_depth(epsilon, noisy_count, realisable)
         _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split,
                                                                    select_depth)
@@ -979,7 +1017,10 @@ _COMMON_PARAMS_DOC = """
         see :mod:`dptrees.boosting._split_prior`); by the best gain on noisy gradient
         histograms at every level; or on noisy histograms at the root and at random
         below. ``"auto"`` is ``"random"``, with the top levels that ``select_depth``
-        chooses selected. The rule used is ``split_``.
+        chooses selected; where nothing is selected for want of Gaussian noise accounted
+        in Renyi DP (Laplace noise, PLD accounting), ``"guided"`` when ``epsilon`` times
+        the noisy record count of the initial score is at least 10,000 and ``subsample``
+        is None. The rule used is ``split_``.
     select_depth : "auto" or int, default="auto"
         How many top levels of every random or guided tree have their splits chosen by
         the exponential mechanism on the current gradients (each node's best division
@@ -987,7 +1028,8 @@ _COMMON_PARAMS_DOC = """
         blindly; 0 draws them all. ``"auto"``: with ``split="auto"``, 1 (the root) when
         ``epsilon`` times the noisy record count of the initial score is at least 4,000,
         else 0 (below, the selection's share is worth more to the leaves); with any
-        other ``split``, 0. Needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
+        other ``split``, with Laplace noise, ``accounting="pld"`` or ``subsample``, 0.
+        A depth of 1 or more needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
         noise). The depth used is ``select_depth_``.
     split_fraction : float, default=0.3
         Share of the budget spent on split statistics: of each tree's budget for
