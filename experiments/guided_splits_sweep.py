@@ -207,14 +207,18 @@ def format_results(results, note=""):
 
 def cli(argv, doc, settings, compared, note, datasets=DATASETS):
     """Parse ``argv`` (``--quick --eps --seeds --models --data-dir --json --seed
-    --test-folds``; ``--models`` picks among ``datasets``), run the sweep of ``settings``
-    and print its table."""
+    --test-folds --noise``; ``--models`` picks among ``datasets``), run the sweep of
+    ``settings`` and print its table."""
     parser = sweep_parser(doc, f"eps {QUICK_EPSILONS}, 1 seed, 1 fold, subsampled rows",
                           datasets)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test-folds", action="store_true",
                         help="California Housing on the seed's 10 test folds (a check)")
+    parser.add_argument("--noise", choices=["gaussian", "laplace"], default="gaussian",
+                        help="the noise of every setting (default: the library's, Gaussian)")
     args = parser.parse_args(argv)
+    if args.noise != "gaussian":
+        settings = {name: {**params, "noise": args.noise} for name, params in settings.items()}
     start = time.perf_counter()
     epsilons, n_seeds, datasets = sweep_settings(args, EPSILONS, QUICK_EPSILONS, None,
                                                  datasets)

@@ -26,6 +26,10 @@ Usage::
                                                           # Mushroom, Nursery 6 seeds
     python -m experiments.selected_splits_sweep --quick   # eps {0.1, 2}, 1 seed, 1 fold
     python -m experiments.selected_splits_sweep --test-folds --eps 0.25 0.5 1 2
+    python -m experiments.selected_splits_sweep --noise laplace --eps 0.5 1 2 4 \
+        --models adult california_housing   # why "auto" selects nothing with Laplace
+                                            # noise (split="auto" is then guided from
+                                            # 10,000: "none" and "root" are guided trees)
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.

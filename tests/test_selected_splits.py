@@ -200,6 +200,16 @@ def test_selected_levels_spend_their_budget_exactly(make, n_outputs, noise):
     assert est.n_releases_ == n_init + 10 * n_outputs * (2 + 2)
 
 
+def test_privacy_report_explains_the_selections():
+    X, y = one_informative_feature()
+    selected = boosting_classifier(epsilon=2.0, select_depth=1).fit(X, y).privacy_report()
+    assert "epsilon**2 / 8" in selected["composition"]
+    (entry,) = [e for e in selected["ledger"] if e["mechanism"] == "exponential mechanism"]
+    assert "bounded range" in entry["note"] and entry["norm"] == "utility"
+    blind = boosting_classifier(epsilon=2.0, select_depth=0).fit(X, y).privacy_report()
+    assert "exponential" not in blind["composition"]
+
+
 def test_selected_roots_find_the_informative_feature_and_beat_blind_splits():
     X, y = one_informative_feature(n=6000, p=20)
     Xt, yt = one_informative_feature(n=4000, p=20, seed=1)
