@@ -177,8 +177,9 @@ _MAX_ROWS = 2**31 - 1
 #: ``select_depth="auto"`` selects each tree's root split by the exponential mechanism
 #: when ``epsilon * noisy record count`` is at least this. Below it the selection's share
 #: of the budget is worth more as leaf accuracy. Chosen on validation rows of Adult and
-#: California Housing: the selected roots lost at ``eps x n`` of 2,200-3,700 (California)
-#: and won from 4,500 (both); see ``experiments/selected_splits_sweep.py``.
+#: California Housing: the selected roots lost on California at ``eps x n`` of 2,200-3,700,
+#: were even there at 4,500 and won from 7,400; on Adult they won from 3,500 (within
+#: noise) and clearly from 5,800; see ``experiments/selected_splits_sweep.py``.
 SELECT_MIN_EPS_ROWS = 4_000
 #: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
 #: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
