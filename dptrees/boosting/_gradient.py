@@ -501,7 +501,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     @property
     def _composition(self):
-        text = _BoostingFitMixin._composition.fget(self)
+        text = super()._composition
         if any(e["mechanism"] == "exponential mechanism"
                for e in getattr(self, "privacy_ledger_", ())):
             text += (" Selected splits (exponential mechanism) are epsilon-DP; with Gaussian "
@@ -556,16 +556,19 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     def _gaussian_rdp(self):
         return (self.noise, self.accounting) == ("gaussian", "rdp")
 
-    def _resolve_split(self, epsilon, noisy_count, realisable):
-        """The split rule of this fit: ``split``, or what ``"auto"`` makes of the public
-        ``epsilon`` and the released ``noisy_count`` (post-processing) among the
-        ``realisable`` structures (a function of public values)."""
-        if self.split != "auto":
-            return self.split
-        if (any(split == "guided" for split, _ in realisable)
-                and epsilon * noisy_count >= GUIDED_MIN_EPS_ROWS):
-            return "guided"
-        return "random"
+    def _resolve_structure(self, epsilon, noisy_count, realisable):
+        """The ``(split, select_depth)`` of this fit among the ``realisable`` structures
+        (:meth:`_structure_candidates` whose releases can be made, a function of public
+        values; the fallback first): another one where the public ``epsilon`` times the
+        released ``noisy_count`` (post-processing) reaches its threshold,
+        :data:`GUIDED_MIN_EPS_ROWS` for guided splits and :data:`SELECT_MIN_EPS_ROWS` for
+        a selected root, else the fallback."""
+        fallback, *others = realisable
+        for split, depth in others:
+            threshold = GUIDED_MIN_EPS_ROWS if split == "guided" else SELECT_MIN_EPS_ROWS
+            if epsilon * noisy_count >= threshold:
+                return split, depth
+        return fallback
 
     def _select_depth_candidates(self):
         """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
@@ -579,19 +582,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         if self.split == "auto" and self.subsample is None and self._gaussian_rdp():
             return (0, 1)
         return (0,)
-
-    def _resolve_select_depth(self, epsilon, noisy_count, realisable):
-        """The selected depth of this fit: ``select_depth``, or what ``"auto"`` makes of
-        the public ``epsilon`` and the released ``noisy_count`` (post-processing): 1 when
-        ``epsilon * noisy_count >= SELECT_MIN_EPS_ROWS`` and the selection is among the
-        ``realisable`` structures, else 0."""
-        candidates = self._select_depth_candidates()
-        if len(candidates) == 1:
-            return candidates[0]
-        if (any(depth == 1 for _, depth in realisable)
-                and epsilon * noisy_count >= SELECT_MIN_EPS_ROWS):
-            return 1
-        return 0
 
     def _private_levels(self, split):
         return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
@@ -814,8 +804,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
                                                 self._init_budget(plan), rng_init)
-        split = self._resolve_split(epsilon, noisy_count, realisable)
-        select_depth = self._resolve_select_depth(epsilon, noisy_count, realisable)
+        split, select_depth = self._resolve_structure(epsilon, noisy_count, realisable)
         _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split,
                                                                    select_depth)
         ctx = _Context(
