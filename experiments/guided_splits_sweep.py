@@ -55,6 +55,7 @@ from experiments import small_eps_trees, uci_datasets
 from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.etr_thresholds_sweep import validation_sets
 from experiments.reproduce_hoang2020 import BOUNDS, Y_BOUNDS, load_data, paper_folds
+from experiments.splits import random_rows, validation_split
 
 EPSILONS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_EPSILONS = (0.1, 2.0)
@@ -66,8 +67,8 @@ SETTINGS = {"random": {"split": "random"}, "guided": {"split": "guided"}}
 COMPARED = ("random", "guided")
 DATASETS = ("adult", "california_housing")
 #: Every data set a sweep can take (the first two by default); UCI Mushroom and Nursery
-#: (one-hot, a fixed 80/20 split of their rows, validation accuracy) cross-check
-#: classification rules on data they were not chosen on.
+#: (one-hot, ``experiments.splits.validation_split`` of their rows, validation accuracy)
+#: cross-check classification rules on data they were not chosen on.
 ALL_DATASETS = DATASETS + ("mushroom", "nursery")
 METRICS = {"adult": "auc", "california_housing": "mae", "mushroom": "accuracy",
            "nursery": "accuracy"}
@@ -92,11 +93,9 @@ def _adult_cells(data_dir, quick):
 
 def _uci_cells(name, data_dir, quick):
     data = uci_datasets.load_dataset(name, encoding="onehot", data_dir=data_dir)
-    rows = np.random.default_rng(0).permutation(len(data.y))
-    if quick:
-        rows = rows[:QUICK_UCI_ROWS]
-    cut = int(0.8 * len(rows))
-    fit, val = rows[:cut], rows[cut:]
+    rows = (random_rows(np.random.default_rng(0), len(data.y), QUICK_UCI_ROWS) if quick
+            else np.arange(len(data.y)))
+    fit, val = (rows[part] for part in validation_split(len(rows)))
 
     def fit_score(params, eps, rng):
         est = DPGradientBoostingClassifier(epsilon=eps, bounds=data.bounds,
@@ -187,16 +186,16 @@ def format_results(results, note=""):
                      f"{res['n_seeds']} seed(s), fit rows {res['n_fit']}"
                      + (" (QUICK)" if results["quick"] else ""))
         width = max(9, max(len(s) for s in settings) + 2)
+        diff_width = max(15, len(challenger + base) + 3)
         head = (f"{'eps':>6}{'eps x n':>10}" + "".join(f"{s:>{width}}" for s in settings)
-                + f"{challenger + '-' + base:>{max(15, len(challenger + base) + 3)}}{'2 SE':>8}")
+                + f"{challenger + '-' + base:>{diff_width}}{'2 SE':>8}")
         if extra:
             head += "".join(f"{'acc ' + s:>{width + 4}}" for s in settings)
         lines.append(head)
         for eps, c in res["cells"].items():
             line = (f"{eps:>6}{c['eps_rows']:>10.0f}"
                     + "".join(f"{c[s][metric]:>{width}.4f}" for s in settings)
-                    + f"{c['diff']:>+{max(15, len(challenger + base) + 3)}.4f}"
-                      f"{c['diff_2se']:>8.4f}")
+                    + f"{c['diff']:>+{diff_width}.4f}{c['diff_2se']:>8.4f}")
             if extra:
                 line += "".join(f"{c[s][extra]:>{width + 4}.4f}" for s in settings)
             lines.append(line)
