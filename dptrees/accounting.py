@@ -76,6 +76,7 @@ __all__ = [
     "PLDAccountant",
     "RDPAccountant",
     "SpendRecord",
+    "best_of_zcdp_budget",
     "check_accountant",
     "gaussian_rho",
     "parallel_composition",
@@ -98,6 +99,12 @@ _RELATIVE_TOLERANCE = 1e-12
 #: Integer Renyi orders, at which the Poisson-subsampled *discrete* Gaussian's accounting
 #: (:meth:`RDPAccountant.compose_subsampled_discrete_gaussian`) is proved.
 INTEGER_ORDERS = tuple(range(2, 257))
+
+#: Shape of the truncated negative binomial number of runs in
+#: :meth:`RDPAccountant.compose_best_of_zcdp`: 0, the logarithmic distribution. Of the
+#: shapes dp-accounting implements (>= 0) it costs least for a given mean number of runs
+#: (Papernot & Steinke 2022, theorem 2: the cost grows with ``1 + shape``).
+LOGARITHMIC_SHAPE = 0.0
 
 
 def _as_real(value, name):
@@ -1209,6 +1216,39 @@ class RDPAccountant:
         rho = _check_epsilon(rho, "rho")
         return self._compose(_dp_accounting().ZCDpEvent(rho), count)
 
+    def compose_best_of_zcdp(self, rho: float, mean_runs: float) -> Self:
+        """Record the best of a random number of runs of a ``rho``-zCDP mechanism.
+
+        Private selection by random stopping (Papernot & Steinke 2022, "Hyperparameter
+        tuning with Renyi differential privacy", ICLR, theorem 2): the number of runs
+        ``K`` is drawn, independently of the data, from the logarithmic distribution
+        ``P[K = k] = (1 - gamma)**k / (k log(1 / gamma))`` with mean ``mean_runs``
+        (``mean_runs = 1``: one run); the runs are independent and only the best one's
+        output is released (``K`` and the others are not). With ``eps(a) = rho a`` the
+        RDP of one run, the selection is ``(a, eps'(a))``-RDP with
+
+            eps'(a) = eps(a) + log(mean_runs) / (a - 1)
+                      + min_b [(1 - 1/b) eps(b) + log(1 / gamma) / b],
+
+        ``b`` over the orders. ``dp_accounting`` computes it
+        (``RepeatAndSelectDpEvent`` with shape :data:`LOGARITHMIC_SHAPE`).
+
+        Parameters
+        ----------
+        rho : float
+            zCDP parameter of one run, for add/remove-one neighbours; ``>= 0``.
+        mean_runs : float
+            Mean number of runs, ``>= 1``.
+
+        Returns
+        -------
+        RDPAccountant
+            ``self``.
+        """
+        rho = _check_epsilon(rho, "rho")
+        mean_runs = _check_mean_runs(mean_runs)
+        return self._compose_array(_best_of_zcdp_rdp(rho, mean_runs, self._orders), 1)
+
     # -- conversion to (epsilon, delta) -------------------------------------------------
 
     def _epsilon(self, rdp, delta):
@@ -1378,6 +1418,41 @@ def _pure_dp_rdp(epsilon, orders):
     return rdp
 
 
+def _largest_rho(epsilon, delta, rdp_of_rho, orders=None):
+    """The largest ``rho`` whose curve ``rdp_of_rho(rho, orders)`` converts to at most
+    ``(epsilon, delta)``-DP (:class:`RDPAccountant`'s conversion). Bisection, rounded down."""
+    epsilon = _check_positive_finite(epsilon, "epsilon")
+    delta = _check_delta(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for a Gaussian budget, got {delta!r}")
+    acc = RDPAccountant(orders)
+    orders_arr = np.asarray(acc._orders)
+
+    def reached(rho):
+        return acc._epsilon(rdp_of_rho(rho, orders_arr), delta)
+
+    def fits(rho):
+        return reached(rho) <= epsilon
+
+    high = float(epsilon)
+    for _ in range(64):  # for large delta, eps(rho) can be below rho: widen the bracket
+        if not fits(high):
+            break
+        high *= 2
+    low = 0.0
+    for _ in range(200):  # bisection in log scale first, then linear
+        mid = math.sqrt(max(low, high * 2.0**-1000) * high) if high > 2**20 * max(low, 1e-300) \
+            else (low + high) / 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    if not low > 0 or reached(low) < epsilon * (1 - 1e-3):
+        # dp-accounting rounds tiny RDPs to epsilon = 0; the orders cannot reach epsilon.
+        raise ValueError(
+            f"(epsilon={epsilon}, delta={delta}) is out of reach of the Renyi orders "
+            f"(largest {max(acc._orders)}): use a larger epsilon or delta"
+        )
+    return low
+
+
 def zcdp_budget(epsilon: float, delta: float, orders: ArrayLike | None = None) -> float:
     """The largest ``rho`` whose ``rho``-zCDP converts to at most ``(epsilon, delta)``-DP.
 
@@ -1399,34 +1474,56 @@ def zcdp_budget(epsilon: float, delta: float, orders: ArrayLike | None = None) -
     -------
     float
     """
-    epsilon = _check_positive_finite(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1) for a Gaussian budget, got {delta!r}")
-    acc = RDPAccountant(orders)
-    orders_arr = np.asarray(acc._orders)
+    return _largest_rho(epsilon, delta, lambda rho, orders_arr: rho * orders_arr, orders)
 
-    def fits(rho):
-        return acc._epsilon(rho * orders_arr, delta) <= epsilon
 
-    high = float(epsilon)
-    for _ in range(64):  # for large delta, eps(rho) can be below rho: widen the bracket
-        if not fits(high):
-            break
-        high *= 2
-    low = 0.0
-    for _ in range(200):  # bisection in log scale first, then linear
-        mid = math.sqrt(max(low, high * 2.0**-1000) * high) if high > 2**20 * max(low, 1e-300) \
-            else (low + high) / 2
-        low, high = (mid, high) if fits(mid) else (low, mid)
-    reached = acc._epsilon(low * orders_arr, delta) if low > 0 else 0.0
-    if not low > 0 or reached < epsilon * (1 - 1e-3):
-        # dp-accounting rounds tiny RDPs to epsilon = 0; the orders cannot reach epsilon.
-        raise ValueError(
-            f"(epsilon={epsilon}, delta={delta}) is out of reach of the Renyi orders "
-            f"(largest {max(acc._orders)}): use a larger epsilon or delta"
-        )
-    return low
+def best_of_zcdp_budget(epsilon: float, delta: float, mean_runs: float,
+                        orders: ArrayLike | None = None) -> float:
+    """The largest ``rho`` such that the best of a random number of ``rho``-zCDP runs is
+    ``(epsilon, delta)``-DP.
+
+    The number of runs is logarithmic with mean ``mean_runs`` (see
+    :meth:`RDPAccountant.compose_best_of_zcdp`), and only the best run is released. The
+    conversion is :class:`RDPAccountant`'s; found by bisection, rounded down.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon of the whole selection, > 0.
+    delta : float
+        Target delta, in (0, 1).
+    mean_runs : float
+        Mean number of runs, ``>= 1``.
+    orders : sequence of float, optional
+        Renyi orders, as for :class:`RDPAccountant`.
+
+    Returns
+    -------
+    float
+        The ``rho`` each run may spend.
+    """
+    mean_runs = _check_mean_runs(mean_runs)
+    return _largest_rho(epsilon, delta,
+                        lambda rho, orders_arr: _best_of_zcdp_rdp(rho, mean_runs,
+                                                                  tuple(orders_arr)),
+                        orders)
+
+
+def _check_mean_runs(mean_runs):
+    mean_runs = _as_real(mean_runs, "mean_runs")
+    if not (math.isfinite(mean_runs) and mean_runs >= 1):
+        raise ValueError(f"mean_runs must be a finite number >= 1, got {mean_runs!r}")
+    return mean_runs
+
+
+def _best_of_zcdp_rdp(rho, mean_runs, orders):
+    """RDP at ``orders`` of the best of a logarithmic number (mean ``mean_runs``) of
+    ``rho``-zCDP runs, computed by ``dp_accounting`` (Papernot & Steinke 2022, theorem 2
+    with the truncated negative binomial's shape 0)."""
+    dpa = _dp_accounting()
+    event = dpa.dp_event.RepeatAndSelectDpEvent(dpa.ZCDpEvent(float(rho)), float(mean_runs),
+                                                 LOGARITHMIC_SHAPE)
+    return np.asarray(_event_rdp(event, orders))
 
 
 def gaussian_rho(l2_sensitivity: float, sigma: float) -> float:

@@ -2,8 +2,16 @@
 
 :class:`DPRandomSearch` tunes any dptrees estimator (anything with ``epsilon`` and
 ``accountant`` parameters that reports ``epsilon_spent_``) on private data and releases
-the best trial's parameters and fitted model. Its total cost is ``epsilon``-DP (pure DP,
-``delta = 0``) for add/remove-one neighbouring datasets, whatever the number of trials.
+the best trial's parameters and fitted model. Its total cost, for add/remove-one
+neighbouring datasets and whatever the number of trials, is
+
+* ``epsilon``-DP (pure DP) with ``delta = 0``, the default: pure-DP trials (e.g. gradient
+  boosting with ``noise="laplace"``, trees, forests), Liu & Talwar's random stopping;
+* ``(epsilon, delta)``-DP with ``delta > 0``: zCDP trials (the Gaussian noise of
+  gradient boosting's and the explainable boosting machine's defaults), Papernot &
+  Steinke's Renyi-DP selection. See "Renyi search" below.
+
+The pure search is described first; the Renyi search differs in three places only.
 
 Algorithm
 ---------
@@ -106,10 +114,40 @@ the argument above (``P[A = y, K = k]`` contains ``G**(k - 1)``, whose ratio bet
 neighbours can reach ``e**((k - 1) epsilon_t)``: the best of many trials says more than
 the best of one). Publish ``best_params_``, ``best_estimator_`` and ``best_score_`` only.
 
-This requires *pure* DP trials (``delta = 0``): for an estimator with Gaussian noise
-(e.g. ``DPGradientBoostingClassifier``'s default), set ``noise="laplace"``; a trial that
-reports a positive ``delta_spent_`` raises. (Approximate-DP trials would need the Renyi-DP
-version of Papernot & Steinke; not implemented.)
+With ``delta = 0`` this requires *pure* DP trials: a trial that reports a positive
+``delta_spent_`` raises.
+
+Renyi search (``delta > 0``)
+----------------------------
+For trials with Gaussian noise, whose guarantee is zero-concentrated DP, the search uses
+the Renyi-DP analysis of Papernot & Steinke 2022 (theorem 2). It spends ``(epsilon,
+delta)`` once; otherwise three changes:
+
+* *The number of trials* ``K`` is drawn once, before the first trial and without the
+  data, from the logarithmic distribution ``P[K = k] = (1 - gamma)**k / (k log(1 /
+  gamma))`` (the truncated negative binomial of shape 0), with ``gamma`` set so that its
+  mean is ``mean_trials`` (rounded up, which can only lower the mean and ``log(1 /
+  gamma)``, the two terms of the bound); ``mean_trials = 1`` is exactly one trial.
+  ``K`` is kept private as before.
+* *One trial is* ``rho_t``*-zCDP*: its fit gets ``(epsilon_t, delta)``, the conversion of
+  just under ``rho_t``, and must report a Renyi accountant (``rdp_accountant_``) whose
+  curve is at most ``rho_t * alpha`` at every order ``alpha`` of the search's accounting
+  (checked after each fit; a trial that is not, e.g. a Poisson-subsampled fit or one with
+  Laplace noise, raises). Its score gets discrete Gaussian noise, ``rho_t``-zCDP
+  (:func:`dptrees.mechanisms.gaussian_mechanism`, sensitivities as above: 1, or
+  ``error_bound`` after an exact fixed-point sum). The argument above carries over with
+  Renyi divergences: given the split, the trial reads ``r`` either in its fit or in its
+  score, so it is ``rho_t``-zCDP either way; the mixture over ``r``'s coin has the same
+  weights under both neighbours, and ``exp((alpha - 1) D_alpha)`` is jointly convex, so
+  the unconditional divergence is at most the largest conditional one.
+* *The best of the trials* is ``(alpha, eps'(alpha))``-RDP with ``eps'(alpha) = rho_t
+  alpha + log(mean_trials) / (alpha - 1) + min_b [(b - 1) rho_t + log(1 / gamma) / b]``
+  (:meth:`dptrees.accounting.RDPAccountant.compose_best_of_zcdp`, computed by
+  ``dp-accounting``), given the split and hence, by the same mixture argument,
+  unconditionally; converted to ``(epsilon, delta)`` as every Renyi guarantee in
+  dptrees. ``rho_t`` (:func:`trial_rho`) is the largest whose conversion is at most
+  ``epsilon``; with ``mean_trials = 10`` and ``delta = 1e-6`` it is about 37 % of the
+  ``rho`` of one fit at the whole ``epsilon``.
 
 The search *is* data-dependent in one more way: an exception raised by a trial (e.g. an
 empty fit part) is visible. Use enough rows.
@@ -117,8 +155,9 @@ empty fit part) is visible. Use enough rows.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Any, Literal, NamedTuple, Self
 
+import functools
 import inspect
 import math
 
@@ -130,6 +169,7 @@ from sklearn.utils.validation import check_is_fitted, check_X_y, has_fit_paramet
 from dptrees import mechanisms
 from dptrees._constraints import (
     ACCOUNTANT,
+    DELTA,
     EPSILON,
     FRACTION,
     POSITIVE,
@@ -141,16 +181,21 @@ from dptrees._constraints import (
 )
 from dptrees._params import store_params
 from dptrees._random import RandomStateLike, check_random_state
-from dptrees.accounting import AccountantMixin, BudgetAccountant
+from dptrees.accounting import (
+    AccountantMixin,
+    BudgetAccountant,
+    RDPAccountant,
+    best_of_zcdp_budget,
+)
 from dptrees.validation import check_sample_weight
 
-__all__ = ["DPRandomSearch", "trial_epsilon"]
+__all__ = ["DPRandomSearch", "trial_epsilon", "trial_rho"]
 
 #: Factor of the random-stopping theorem: the search is ``STOPPING_FACTOR * epsilon_t``-DP.
 STOPPING_FACTOR = 3
 
 _SCORINGS = ("accuracy", "neg_mean_absolute_error")
-_RESERVED = ("epsilon", "accountant", "random_state")
+_RESERVED = ("epsilon", "delta", "accountant", "random_state")
 # scikit-learn renamed force_all_finite to ensure_all_finite in 1.6 (we support >= 1.4).
 _FINITE_KEYWORD = ("ensure_all_finite"
                    if "ensure_all_finite" in inspect.signature(check_X_y).parameters
@@ -174,6 +219,55 @@ def trial_epsilon(epsilon: float) -> float:
     return float(epsilon) / STOPPING_FACTOR
 
 
+def trial_rho(epsilon: float, delta: float, mean_trials: float) -> float:
+    """Per-trial zCDP budget of a Renyi search of total ``(epsilon, delta)``.
+
+    The largest ``rho`` such that the best of a logarithmic number of ``rho``-zCDP trials
+    with mean ``mean_trials`` is ``(epsilon, delta)``-DP
+    (:func:`dptrees.accounting.best_of_zcdp_budget`; see the module doc).
+
+    Parameters
+    ----------
+    epsilon : float
+        The search's total epsilon.
+    delta : float
+        The search's total delta, in (0, 1).
+    mean_trials : float
+        Mean number of trials, ``>= 1``.
+
+    Returns
+    -------
+    float
+    """
+    return best_of_zcdp_budget(epsilon, delta, mean_trials)
+
+
+def _logarithmic_gamma(mean):
+    """The parameter ``gamma`` of the logarithmic distribution ``P[K = k] = (1 -
+    gamma)**k / (k log(1 / gamma))`` whose mean ``(1 / gamma - 1) / log(1 / gamma)`` is
+    ``mean``, rounded up: a larger ``gamma`` has a smaller mean and a smaller
+    ``log(1 / gamma)``, so the accounting for ``mean`` stays an upper bound."""
+    if mean == 1:
+        return 1.0
+
+    def mean_of(gamma):
+        return (1.0 / gamma - 1.0) / -math.log(gamma)
+
+    low, high = 0.0, 1.0  # mean_of decreases from inf (gamma -> 0) to 1 (gamma -> 1)
+    for _ in range(200):
+        mid = (low + high) / 2
+        if mid <= 0 or mid >= 1:
+            break
+        low, high = (mid, high) if mean_of(mid) > mean else (low, mid)
+    return high
+
+
+def _logarithmic_trials(gamma, rng):
+    """One draw of the number of trials from the logarithmic distribution (``gamma = 1``:
+    one trial); reads no data."""
+    return 1 if gamma >= 1 else int(rng.logseries(1.0 - gamma))
+
+
 def _sample_params(distributions, rng):
     """One draw of candidate parameters; reads no data.
 
@@ -195,30 +289,93 @@ def _sample_params(distributions, rng):
     return params
 
 
+class _TrialBudget(NamedTuple):
+    """One trial's budget: ``epsilon``-DP (pure search, ``rho`` None), or ``rho``-zCDP
+    (Renyi search, whose trial estimators get ``(epsilon, delta)``: the conversion of
+    slightly less than ``rho``, so that they spend at most ``rho``)."""
+
+    epsilon: float
+    delta: float
+    rho: float | None
+
+    def estimator_params(self):
+        return ({"epsilon": self.epsilon} if self.rho is None
+                else {"epsilon": self.epsilon, "delta": self.delta})
+
+
+@functools.lru_cache(maxsize=64)
+def _renyi_trial_budget(epsilon, delta, mean_trials):
+    """A Renyi search's :class:`_TrialBudget` (cached: a bisection over dp-accounting's
+    selection bound takes a fraction of a second)."""
+    rho = trial_rho(epsilon, delta, mean_trials)
+    # The estimator turns (epsilon_t, delta) back into a rho (zcdp_budget, rounded down):
+    # give it the conversion of a hair less than rho, so that it cannot exceed rho.
+    epsilon_t = RDPAccountant().compose_zcdp(rho * (1 - 1e-9)).get_epsilon(delta)
+    return _TrialBudget(epsilon_t, delta, rho)
+
+
+def _noisy_total(values, bound, integral, budget, rng):
+    """The sum of ``values`` (each in [0, ``bound``]; booleans counted if ``integral``)
+    plus the noise of ``budget``. Sensitivity ``bound``: one record adds or removes one
+    value. Pure: discrete Laplace; Renyi: discrete Gaussian, ``budget.rho``-zCDP."""
+    if budget.rho is None:
+        if integral:
+            count = int(np.count_nonzero(values))
+            return float(mechanisms.noisy_count(count, epsilon=budget.epsilon,
+                                                random_state=rng))
+        return float(mechanisms.noisy_sum(values, bounds=(0.0, bound),
+                                          epsilon=budget.epsilon, random_state=rng))
+    noise_multiplier = 1.0 / math.sqrt(2.0 * budget.rho)
+    if integral:
+        total, sensitivity = float(np.count_nonzero(values)), 1.0
+    else:
+        # An exact fixed-point sum below 2**52 (10 bits of headroom in the scale), so
+        # that it and one record's rounded value, at most ceil(bound * scale) units, are
+        # exact floats: the Gaussian mechanism sees the true sensitivity.
+        scale = mechanisms.fixed_point_scale((0.0, bound), max(len(values), 1) * 2**10)
+        units, _ = mechanisms.fixed_point_sum(values, bounds=(0.0, bound), scale=scale)
+        total, sensitivity = units / scale, math.ceil(bound * scale) / scale
+    return float(mechanisms.gaussian_mechanism(total, sensitivity=sensitivity,
+                                               noise_multiplier=noise_multiplier,
+                                               random_state=rng))
+
+
 class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     """Differentially private random hyperparameter search (random stopping).
 
-    Runs a geometric number of trials (mean ``mean_trials``), each fitting a clone of
-    ``estimator`` with random parameters at ``epsilon / 3`` on a fit part of the rows and
-    scoring it with noise on a disjoint validation part, and keeps the best trial's model.
-    The whole search is ``epsilon``-DP (pure, ``delta = 0``) for add/remove-one
-    neighbours; the proof is in the module docstring.
+    Runs a random number of trials (mean ``mean_trials``), each fitting a clone of
+    ``estimator`` with random parameters on a fit part of the rows and scoring it with
+    noise on a disjoint validation part, and keeps the best trial's model. With
+    ``delta=0`` the trials are pure DP at ``epsilon / 3`` and the search is
+    ``epsilon``-DP; with ``delta > 0`` they are zCDP (Gaussian noise, the boosting
+    estimators' default) and the search is ``(epsilon, delta)``-DP, each trial getting
+    about a third of the ``rho`` of one fit at ``epsilon``. For add/remove-one
+    neighbours; the proofs are in the module docstring.
 
     Parameters
     ----------
     estimator : estimator
         A dptrees estimator (with ``epsilon`` and ``accountant`` parameters, reporting
-        ``epsilon_spent_``), giving pure DP at its ``epsilon`` (e.g. gradient boosting with
-        ``noise="laplace"``). Its public inputs (bounds, classes) are set by you.
+        ``epsilon_spent_``). With ``delta=0``: pure DP at its ``epsilon`` (e.g. gradient
+        boosting with ``noise="laplace"``, trees, forests). With ``delta > 0``: with a
+        ``delta`` parameter and a Renyi accountant ``rdp_accountant_`` showing it is
+        zCDP (e.g. gradient or explainable boosting with their default Gaussian noise,
+        without ``subsample``). Its public inputs (bounds, classes) are set by you.
     param_distributions : dict or list of dicts
         Parameter name -> list of values (uniform choice) or a distribution with
         ``rvs(random_state=...)`` (e.g. ``scipy.stats``). A list of dicts picks one dict
-        uniformly per trial. ``epsilon``, ``accountant`` and ``random_state`` are set by
-        the search and may not appear.
+        uniformly per trial. ``epsilon``, ``delta``, ``accountant`` and ``random_state``
+        are set by the search and may not appear.
     epsilon : float, default=1.0
         Total epsilon of the search, > 0.
+    delta : float, default=0.0
+        Total delta of the search, in [0, 1). 0: a pure-DP search of pure-DP trials;
+        > 0: a Renyi search of zCDP trials (e.g. 1e-6, the boosting estimators'
+        default).
     mean_trials : float, default=10
-        Mean of the geometric number of trials, ``>= 1`` (1 means exactly one trial).
+        Mean number of trials (geometric with ``delta=0``, logarithmic otherwise),
+        ``>= 1`` (1 means exactly one trial). More trials explore more settings; with
+        ``delta > 0`` they also cost more (``log(mean_trials)`` in the bound).
     validation_fraction : float, default=0.2
         Probability that a record goes to the validation part, in (0, 1).
     scoring : {"accuracy", "neg_mean_absolute_error"}, default="accuracy"
@@ -226,7 +383,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         Public bound on one record's absolute error, required for
         ``"neg_mean_absolute_error"`` (errors are clipped to it).
     accountant : BudgetAccountant or None
-        Pays ``(epsilon, 0)`` once per fit; None for the default.
+        Pays ``(epsilon, delta)`` once per fit; None for the default.
     random_state : None, int or numpy Generator
         None (OS entropy) for a release; seeds are for tests.
 
@@ -239,6 +396,9 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         Its noisy validation score (a noisy count of correct predictions, or minus a
         noisy clipped error sum).
     trial_epsilon_ : float
+        The ``epsilon`` each trial's estimator was given.
+    trial_rho_ : float or None
+        The zCDP budget of each trial (Renyi search), None for a pure search.
     epsilon_spent_, delta_spent_ : float
     classes_ : ndarray
         The best estimator's, if it has them.
@@ -251,6 +411,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                               | tuple[dict[str, Any], ...]),
         *,
         epsilon: float = 1.0,
+        delta: float = 0.0,
         mean_trials: float = 10,
         validation_fraction: float = 0.2,
         scoring: Literal["accuracy", "neg_mean_absolute_error"] = "accuracy",
@@ -264,6 +425,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "get_params"])],
         "param_distributions": [dict, list, tuple],
         "epsilon": EPSILON,
+        "delta": DELTA,
         "mean_trials": [reals(1, math.inf, "left")],
         "validation_fraction": [FRACTION],
         "scoring": [options(*_SCORINGS)],
@@ -311,37 +473,43 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                         raise ValueError(
                             f"the values of {name!r} must be a non-empty list or a "
                             f"distribution with rvs(), got {dist!r}")
-        return float(eps), 1.0 / float(m), float(v), bound, est_params
+        return float(eps), float(self.delta), float(m), float(v), bound, est_params
 
     # -- one trial's released score ----------------------------------------------------
 
-    def _noisy_score(self, model, X_val, y_val, w_val, epsilon_t, bound, rng):
-        """``epsilon_t``-DP score of a fixed ``model`` on the validation rows (weighted by
-        ``w_val`` in [0, 1] unless it is None)."""
+    def _noisy_score(self, model, X_val, y_val, w_val, budget, bound, rng):
+        """Score of a fixed ``model`` on the validation rows (weighted by ``w_val`` in
+        [0, 1] unless it is None): ``budget.epsilon``-DP (discrete Laplace) or, in a
+        Renyi search, ``budget.rho``-zCDP (discrete Gaussian)."""
         predicted = model.predict(X_val) if len(y_val) else np.zeros(0)
         if self.scoring == "accuracy":
             correct = predicted == y_val
-            if w_val is None:
-                # Sensitivity 1: one validation record adds/removes at most one correct
-                # prediction of the fixed model.
-                return float(mechanisms.noisy_count(int(np.count_nonzero(correct)),
-                                                    epsilon=epsilon_t, random_state=rng))
-            # Each record adds its weight in [0, 1] if predicted correctly: sensitivity 1.
-            values, bounds = w_val * correct, (0.0, 1.0)
-        else:
-            # Sensitivity error_bound: one record's error, clipped to [0, error_bound] (and
-            # times its weight in [0, 1]), is added or removed (noisy_sum derives it from
-            # the bounds).
-            errors = np.minimum(np.abs(np.asarray(y_val, dtype=float) - predicted), bound)
-            values, bounds = (errors if w_val is None else w_val * errors), (0.0, bound)
-        total = float(mechanisms.noisy_sum(values, bounds=bounds, epsilon=epsilon_t,
-                                           random_state=rng))
-        return total if self.scoring == "accuracy" else -total
+            # Sensitivity 1: one validation record adds or removes at most one correct
+            # prediction of the fixed model, or its weight in [0, 1].
+            values = correct if w_val is None else w_val * correct
+            total = _noisy_total(values, 1.0, w_val is None, budget, rng)
+            return total
+        # Sensitivity error_bound: one record's error, clipped to [0, error_bound] (and
+        # times its weight in [0, 1]), is added or removed.
+        errors = np.minimum(np.abs(np.asarray(y_val, dtype=float) - predicted), bound)
+        values = errors if w_val is None else w_val * errors
+        return -_noisy_total(values, bound, False, budget, rng)
 
     # -- fit ---------------------------------------------------------------------------
 
+    def _trial_budget(self, epsilon, delta, mean_trials, est_params):
+        """Each trial's budget, from the public parameters only (see the module doc)."""
+        if delta == 0:
+            return _TrialBudget(trial_epsilon(epsilon), 0.0, None)
+        if "delta" not in est_params:
+            raise ValueError(
+                f"delta={delta!r} > 0 asks for a Renyi search, whose trials are zCDP "
+                f"with a delta; {type(self.estimator).__name__} has no delta parameter. "
+                "Search pure-DP estimators with delta=0")
+        return _renyi_trial_budget(epsilon, delta, mean_trials)
+
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        """Run the search on ``(X, y)``; spends ``(epsilon, 0)`` once.
+        """Run the search on ``(X, y)``; spends ``(epsilon, delta)`` once.
 
         Parameters
         ----------
@@ -356,17 +524,22 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        epsilon, gamma, v_frac, bound, est_params = self._check_params()
+        epsilon, delta, mean_trials, v_frac, bound, est_params = self._check_params()
         # The estimator validates values itself (e.g. NaN handling); here only shapes.
         X, y = check_X_y(X, y, dtype=None, **{_FINITE_KEYWORD: False})
         weights = check_sample_weight(sample_weight, X.shape[0])
         if weights is not None and not has_fit_parameter(self.estimator, "sample_weight"):
             raise ValueError(f"{type(self.estimator).__name__}.fit takes no sample_weight; "
                              "fit the search without weights")
+        budget = self._trial_budget(epsilon, delta, mean_trials, est_params)
         accountant = self._resolve_accountant()
-        epsilon_t = trial_epsilon(epsilon)
-        accountant.spend(epsilon, 0.0, label=f"{type(self).__name__}: {epsilon_t:g}-DP "
-                         "trials, geometric random stopping (x3)")
+        if budget.rho is None:
+            label = (f"{type(self).__name__}: {budget.epsilon:g}-DP trials, geometric "
+                     "random stopping (x3)")
+        else:
+            label = (f"{type(self).__name__}: {budget.rho:.4g}-zCDP trials, best of a "
+                     f"logarithmic number (mean {mean_trials:g}), Renyi DP")
+        accountant.spend(epsilon, delta, label=label)
         rng = check_random_state(self.random_state)
         split_rng, param_rng, stop_rng, noise_rng, est_rng = rng.spawn(5)
         # One independent coin per record, public probability (see the proof).
@@ -375,6 +548,10 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         w_val = None if weights is None else weights[in_val]
         fit_params = {} if weights is None else {"sample_weight": weights[~in_val]}
         has_random_state = "random_state" in est_params
+        # Renyi search: the number of trials is drawn first (logarithmic); pure search: a
+        # stopping coin after each trial (geometric). Neither reads the data.
+        n_planned = (None if budget.rho is None
+                     else _logarithmic_trials(_logarithmic_gamma(mean_trials), stop_rng))
 
         best = None
         n_trials = 0
@@ -382,25 +559,31 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             params = _sample_params(self.param_distributions, param_rng)
             model = clone(self.estimator)
             trial_acc = BudgetAccountant()
-            model.set_params(**params, epsilon=epsilon_t, accountant=trial_acc)
+            model.set_params(**params, **budget.estimator_params(), accountant=trial_acc)
             if has_random_state:
                 model.set_params(random_state=est_rng.spawn(1)[0])
             model.fit(X_fit, y_fit, **fit_params)
-            self._check_trial_spend(model, trial_acc, epsilon_t)
-            score = self._noisy_score(model, X_val, y_val, w_val, epsilon_t, bound,
-                                      noise_rng)
+            if budget.rho is None:
+                self._check_trial_spend(model, trial_acc, budget.epsilon)
+            else:
+                self._check_zcdp_trial(model, trial_acc, budget)
+            score = self._noisy_score(model, X_val, y_val, w_val, budget, bound, noise_rng)
             key = (score, float(param_rng.random()))  # tie-break drawn without the data
             n_trials += 1
             if best is None or key > best[0]:
                 best = (key, params, model)
-            if stop_rng.random() < gamma:  # geometric number of trials, mean 1 / gamma
+            if n_planned is None:
+                if stop_rng.random() < 1.0 / mean_trials:  # geometric, mean mean_trials
+                    break
+            elif n_trials >= n_planned:
                 break
 
         (self.best_score_, _), self.best_params_, self.best_estimator_ = best
         self._n_trials = n_trials
-        self.trial_epsilon_ = epsilon_t
+        self.trial_epsilon_ = budget.epsilon
+        self.trial_rho_ = budget.rho
         self.epsilon_spent_ = epsilon
-        self.delta_spent_ = 0.0
+        self.delta_spent_ = delta
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
         if hasattr(self.best_estimator_, "n_features_in_"):
@@ -424,8 +607,36 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         if delta > 0 or spent_delta > 0:
             raise ValueError(
                 f"a trial of {type(model).__name__} spent delta={max(delta, spent_delta)!r}"
-                " > 0: the random-stopping theorem used here needs pure-DP trials (for "
-                "gradient boosting set noise='laplace')")
+                " > 0: the random-stopping theorem of a search with delta=0 needs pure-DP "
+                "trials (for gradient boosting set noise='laplace'), or give the search a "
+                "delta > 0 for Gaussian trials")
+
+    @staticmethod
+    def _check_zcdp_trial(model, trial_acc, budget):
+        """A Renyi search's trial must be ``budget.rho``-zCDP at every order of the
+        search's accounting: its own Renyi accountant says so, or the search refuses."""
+        name = type(model).__name__
+        rdp_accountant = getattr(model, "rdp_accountant_", None)
+        if rdp_accountant is None:
+            raise ValueError(
+                f"a trial of {name} reports no Renyi accountant (rdp_accountant_): a search "
+                "with delta > 0 needs trials accounted in Renyi DP (Gaussian noise, "
+                "accounting='rdp'); search pure-DP estimators with delta=0")
+        curve = dict(zip(rdp_accountant.orders.tolist(), rdp_accountant.rdp.tolist()))
+        orders = RDPAccountant().orders.tolist()
+        over = [a for a in orders if curve.get(a, math.inf) > budget.rho * a]
+        if over:
+            raise ValueError(
+                f"a trial of {name} is not {budget.rho:.4g}-zCDP at the Renyi orders of "
+                f"the search (first failing order: {over[0]!r}; subsampled fits are "
+                "accounted at other orders): the theorem of a search with delta > 0 "
+                "needs zCDP trials")
+        spent_eps, spent_delta = trial_acc.spent
+        tol = _EPS_RTOL * budget.epsilon
+        if spent_eps > budget.epsilon + tol or spent_delta > budget.delta * (1 + _EPS_RTOL):
+            raise RuntimeError(
+                f"a trial of {name} was assigned ({budget.epsilon!r}, {budget.delta!r}) but "
+                f"spent ({spent_eps!r}, {spent_delta!r})")
 
     # -- delegation --------------------------------------------------------------------
 

@@ -75,12 +75,14 @@ def test_quick_structure(compare, quick):
     assert ad["columns"]["HGB"][1.0]["config"] == "sklearn defaults"
     assert ad["columns"]["DP GB defaults"][1.0]["config"] == "defaults"
     assert ad["columns"]["DP GB selected"][1.0]["config"] in ad["grid"]
+    assert ad["columns"]["DP GB searched"][1.0]["config"] == "private search of the grid"
 
 
 def test_quick_targets_and_report(compare, quick, capsys):
     res, out_json = quick
     checks = res["targets"]
-    assert len(checks) == 6  # (MAE, accuracy, AUC) x (defaults, selected)
+    # (MAE, accuracy, AUC) x (defaults, selected, searched)
+    assert len(checks) == 3 * len(compare.GB_COLUMNS) == 9
     assert {(c["dataset"], c["metric"]) for c in checks} == {
         ("California Housing", "MAE"), ("Adult", "accuracy"), ("Adult", "auc")}
     for c in checks:
@@ -94,7 +96,7 @@ def test_quick_targets_and_report(compare, quick, capsys):
 
     report = compare.format_targets(checks)
     assert report.startswith("Targets at epsilon = 1")
-    assert sum(line.endswith(("PASS", "FAIL")) for line in report.splitlines()) == 6
+    assert sum(line.endswith(("PASS", "FAIL")) for line in report.splitlines()) == 9
     assert "0.2073" in compare.format_cal(res["cal"])
 
 
