@@ -25,9 +25,10 @@ Columns:
   as ``categorical_features``). It does not depend on eps: computed once, printed in every
   row;
 * ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="auto"``:
-  random splits, drawn from a noisy split prior when eps times the noisy row count is at
-  least 10,000; ``reg_lambda=50``, ``noise_reg=3``, ...), only the public ``bounds`` /
-  ``y_bounds`` / ``classes``;
+  random splits, each tree's root chosen by the exponential mechanism when eps times the
+  noisy row count is at least 4,000; ``reg_lambda=50``, ``noise_reg`` 3 for the
+  classifier and 8 for the regressor, ...), only the public ``bounds`` / ``y_bounds`` /
+  ``classes``;
 * ``DP GB selected``: the best configuration of :data:`GB_GRID` (``reg_lambda`` in
   {20, 50, 100} x ``max_depth`` in {3, 4} x ``split`` in {"random", "guided", "hybrid"}),
   chosen

@@ -237,7 +237,7 @@ def test_sparse_release_finds_the_informative_column():
     assert est.split_priors_[0][10].sum() > 0.3
     ledger = {e["release"]: e for e in est.privacy_ledger_}
     assert ledger["split prior: gradient sums"]["sensitivity"] == pytest.approx(
-        np.sqrt(MAX_ACTIVE + 1) * 1.0)
+        np.sqrt(MAX_ACTIVE + 1) * est.gradient_clip_)
     # the report tells an auditor why the sensitivity is not sqrt(n_features)
     assert f"at most {MAX_ACTIVE} features outside their first bins" in str(
         est.privacy_report())

@@ -191,7 +191,7 @@ def test_selected_levels_spend_their_budget_exactly(make, n_outputs, noise):
     (entry,) = selections(est)
     # one selection per level of each tree (its nodes are disjoint), whatever the nodes
     assert entry["count"] == 2 * 10 * n_outputs
-    assert entry["sensitivity"] == pytest.approx(est.gradient_clip, rel=1e-6)
+    assert entry["sensitivity"] == pytest.approx(est.gradient_clip_, rel=1e-6)
     leaf = [e for e in est.privacy_ledger_ if e["release"] == "leaf gradient sums"][0]
     key = "rho" if noise == "gaussian" else "epsilon"
     # split_fraction (0.3) of each tree's budget, over 2 levels; leaves the rest (G: 80 %)
