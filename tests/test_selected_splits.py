@@ -113,9 +113,9 @@ def selections(est):
     return [e for e in est.privacy_ledger_ if e["mechanism"] == "exponential mechanism"]
 
 
-@pytest.mark.parametrize("epsilon, expected", [(0.5, 0), (2.0, 1)])
+@pytest.mark.parametrize("epsilon, expected", [(0.2, 0), (0.5, 1), (2.0, 1)])
 def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, expected):
-    # 4,000 records: eps x n is 2,000 (below SELECT_MIN_EPS_ROWS) or 8,000 (above)
+    # 4,000 records: eps x n is 800 (below SELECT_MIN_EPS_ROWS), 2,000 or 8,000 (above)
     X, y = one_informative_feature()
     auto = boosting_classifier(epsilon=epsilon).fit(X, y)
     assert auto.split_ == "random" and auto.select_depth_ == expected
