@@ -213,14 +213,14 @@ def one_hot_columns(n, groups, levels, seed):
     return X, cats
 
 
-def run_quick_sweep(name):
-    """``experiments.<name>.main(["--quick"])`` of a sweep over California Housing and the
-    UCI data sets, or skip where the module or the shared data is absent."""
+def run_quick_sweep(name, argv=("--quick",)):
+    """``experiments.<name>.main(argv)`` (its ``--quick`` mode) of a sweep over California
+    Housing and the UCI data sets, or skip where the module or the shared data is absent."""
     hoang = import_experiment("reproduce_hoang2020")
     uci = import_experiment("uci_datasets")
     if not Path(hoang.DEFAULT_DATA).is_file() or not uci.data_available():
         pytest.skip("shared California Housing or UCI data not found")
-    return import_experiment(name).main(["--quick"])
+    return import_experiment(name).main(list(argv))
 
 
 def load_script(path, name):

@@ -1,7 +1,8 @@
-"""Smoke tests of ``experiments/guided_splits_sweep.py`` and
+"""Smoke tests of ``experiments/guided_splits_sweep.py``,
 ``experiments/selected_splits_sweep.py`` (the rules of gradient boosting's ``split="auto"``
 and ``select_depth="auto"``, on validation rows; the second also on UCI Mushroom and
-Nursery).
+Nursery) and ``experiments/boosting_defaults_sweep.py`` (the regressor's ``noise_reg``, the
+classifier's ``gradient_clip``).
 
 Runs each one's ``--quick`` mode once and checks the structure and sanity of the results,
 never the figures that chose the rules. Skipped where the module or the shared data is
@@ -19,7 +20,7 @@ def quick():
 
 
 METRICS = {"adult": "auc", "california_housing": "mae", "mushroom": "accuracy",
-           "nursery": "accuracy"}
+           "nursery": "accuracy", "adult_age": "mae"}
 
 
 def check_sweep(quick, settings, compared, datasets=("adult", "california_housing")):
@@ -55,3 +56,13 @@ def quick_selected():
 def test_selected_quick_mode_compares_every_setting_on_validation_rows(quick_selected):
     check_sweep(quick_selected, ["none", "root", "guided", "guided+root"], ["none", "root"],
                 ("adult", "california_housing", "mushroom", "nursery"))
+
+
+@pytest.mark.parametrize("param, settings, datasets", [
+    ("noise_reg", ["noise_reg 3", "noise_reg 8"], ("california_housing", "adult_age")),
+    ("gradient_clip", ["clip 1", "clip 0.5"], ("adult", "mushroom", "nursery")),
+])
+def test_boosting_defaults_quick_mode(param, settings, datasets):
+    # The sweep behind the regressor's noise_reg and the classifier's gradient_clip
+    quick = run_quick_sweep("boosting_defaults_sweep", ["--quick", "--param", param])
+    check_sweep(quick, settings, settings, datasets)

@@ -199,10 +199,11 @@ def auto_gradient_clip(epsilon):
 
     A public function of ``epsilon`` only. A smaller clip lowers the sensitivity, hence
     the noise, of every release, at the price of a bias on badly fitted records. On
-    validation rows of Adult, Mushroom and Nursery (``experiments/guided_splits_sweep.py``
-    machinery, 3 to 9 fits a cell) 0.5 beat 1 at every epsilon from 0.05 to 2 (Adult ROC
-    AUC +0.010 at 0.05, +0.002 at 1; Nursery accuracy +0.12 at 0.05, +0.02 at 1), was
-    even at 4 and lost at 8 (Adult AUC -0.002, Mushroom accuracy -0.006).
+    validation rows of Adult, Mushroom and Nursery
+    (``experiments/boosting_defaults_sweep.py --param gradient_clip``, 5 or 6 fits a
+    cell) 0.5 beat 1 at every epsilon from 0.05 to 1 (Adult ROC AUC +0.010 at 0.05,
+    +0.002 at 1; Nursery accuracy +0.12 at 0.05, +0.02 at 1), was even at 2 and 4 on
+    Adult and Mushroom, and lost at 8 (Adult AUC -0.002, Mushroom accuracy -0.006).
     """
     return min(1.0, max(0.5, float(epsilon) / 8.0))
 
@@ -1079,7 +1080,8 @@ _COMMON_PARAMS_DOC = """
         following noise. Post-processing: no privacy cost. 0 turns it off. The
         regressor's default is larger than the classifier's: its Hessians are 1 per
         record, against at most 1/4 for log-loss, so the same ``noise_reg`` would
-        shrink its noisy leaves several times less.
+        shrink its noisy leaves several times less
+        (``experiments/boosting_defaults_sweep.py``).
     gradient_clip : float
         Public bound on one record's absolute gradient (clipped).
     leaf_clip : float or None, default=None
