@@ -1503,9 +1503,12 @@ def best_of_zcdp_budget(epsilon: float, delta: float, mean_runs: float,
         The ``rho`` each run may spend.
     """
     mean_runs = _check_mean_runs(mean_runs)
+    # Uncached: the bisection's ~200 events would crowd _event_rdp's cache, which
+    # training runs use for the RDP of their repeated (subsampled) releases.
     return _largest_rho(epsilon, delta,
                         lambda rho, orders_arr: _best_of_zcdp_rdp(rho, mean_runs,
-                                                                  tuple(orders_arr)),
+                                                                  tuple(orders_arr),
+                                                                  cached=False),
                         orders)
 
 
@@ -1516,14 +1519,15 @@ def _check_mean_runs(mean_runs):
     return mean_runs
 
 
-def _best_of_zcdp_rdp(rho, mean_runs, orders):
+def _best_of_zcdp_rdp(rho, mean_runs, orders, cached=True):
     """RDP at ``orders`` of the best of a logarithmic number (mean ``mean_runs``) of
     ``rho``-zCDP runs, computed by ``dp_accounting`` (Papernot & Steinke 2022, theorem 2
     with the truncated negative binomial's shape 0)."""
     dpa = _dp_accounting()
     event = dpa.dp_event.RepeatAndSelectDpEvent(dpa.ZCDpEvent(float(rho)), float(mean_runs),
                                                  LOGARITHMIC_SHAPE)
-    return np.asarray(_event_rdp(event, orders))
+    compute = _event_rdp if cached else _event_rdp.__wrapped__
+    return np.asarray(compute(event, orders))
 
 
 def gaussian_rho(l2_sensitivity: float, sigma: float) -> float:

@@ -100,6 +100,14 @@ def test_best_of_bound_is_theorem_2(rho, mean):
     assert np.all(got >= expected - 1e-12)
 
 
+def test_the_budget_search_leaves_the_rdp_cache_to_training():
+    from dptrees.accounting import _event_rdp
+
+    before = _event_rdp.cache_info().currsize
+    best_of_zcdp_budget(0.7, DELTA, 7)
+    assert _event_rdp.cache_info().currsize == before
+
+
 def test_one_run_costs_about_one_fit():
     # mean 1: one run; its cost is that of the run, up to the smallest order's slack.
     rho1 = best_of_zcdp_budget(1.0, DELTA, 1)
