@@ -256,7 +256,7 @@ def _logarithmic_gamma(mean):
     low, high = 0.0, 1.0  # mean_of decreases from inf (gamma -> 0) to 1 (gamma -> 1)
     for _ in range(200):
         mid = (low + high) / 2
-        if mid <= 0 or mid >= 1:
+        if mid <= 0 or mid >= 1:  # the bracket is one float wide: log(mid) would be 0
             break
         low, high = (mid, high) if mean_of(mid) > mean else (low, mid)
     return high
@@ -487,8 +487,7 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             # Sensitivity 1: one validation record adds or removes at most one correct
             # prediction of the fixed model, or its weight in [0, 1].
             values = correct if w_val is None else w_val * correct
-            total = _noisy_total(values, 1.0, w_val is None, budget, rng)
-            return total
+            return _noisy_total(values, 1.0, w_val is None, budget, rng)
         # Sensitivity error_bound: one record's error, clipped to [0, error_bound] (and
         # times its weight in [0, 1]), is added or removed.
         errors = np.minimum(np.abs(np.asarray(y_val, dtype=float) - predicted), bound)

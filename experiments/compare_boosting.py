@@ -26,7 +26,7 @@ Columns:
   row;
 * ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="auto"``:
   random splits, each tree's root chosen by the exponential mechanism when eps times the
-  noisy row count is at least 4,000; ``reg_lambda=50``, ``noise_reg`` 3 for the
+  noisy row count is at least 1,000; ``reg_lambda=50``, ``noise_reg`` 3 for the
   classifier and 8 for the regressor, ...), only the public ``bounds`` / ``y_bounds`` /
   ``classes``;
 * ``DP GB selected``: the best configuration of :data:`GB_GRID` (``reg_lambda`` in

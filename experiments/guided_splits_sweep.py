@@ -2,7 +2,7 @@
 
 This sweep chose the first rule of ``split="auto"`` (guided splits from ``eps x n >=
 10,000``); ``experiments/selected_splits_sweep.py``, which shares its machinery, chose the
-present one (random trees with a selected root from ``eps x n >= 4,000``). Both settings
+present one (random trees with a selected root from ``eps x n >= 1,000``). Both settings
 are called as a user would: only ``epsilon``, the public ``bounds`` and ``classes`` /
 ``y_bounds``, ``random_state`` and ``split`` are given; everything else is the library
 default (``select_depth="auto"`` selects nothing for an explicit ``split``).
@@ -94,6 +94,14 @@ def _adult_cells(data_dir, quick):
     return [(len(yf), fit_score)]
 
 
+def _fit_and_validation_rows(n_rows, quick):
+    """The fit and validation rows (``validation_split``) of a table of ``n_rows``, or of
+    a fixed random subsample of ``QUICK_UCI_ROWS`` of them with ``quick``."""
+    rows = (random_rows(np.random.default_rng(0), n_rows, QUICK_UCI_ROWS) if quick
+            else np.arange(n_rows))
+    return tuple(rows[part] for part in validation_split(len(rows)))
+
+
 def _adult_age_cells(data_dir, quick):
     """A second regression task on other data than California Housing: a person's age
     from the other Adult columns (ordinal; the income label as one more 0/1 column),
@@ -106,9 +114,7 @@ def _adult_age_cells(data_dir, quick):
     lower, upper = (np.asarray(b, dtype=float) for b in train.bounds)
     bounds = (np.append(lower[keep], 0.0), np.append(upper[keep], 1.0))
     y, y_bounds = train.X[:, age].astype(float), uci_datasets.ADULT_NUMERIC_BOUNDS["age"]
-    rows = (random_rows(np.random.default_rng(0), len(y), QUICK_UCI_ROWS) if quick
-            else np.arange(len(y)))
-    fit, val = (rows[part] for part in validation_split(len(rows)))
+    fit, val = _fit_and_validation_rows(len(y), quick)
     scale = y_bounds[1] - y_bounds[0]
 
     def fit_score(params, eps, rng):
@@ -122,9 +128,7 @@ def _adult_age_cells(data_dir, quick):
 
 def _uci_cells(name, data_dir, quick):
     data = uci_datasets.load_dataset(name, encoding="onehot", data_dir=data_dir)
-    rows = (random_rows(np.random.default_rng(0), len(data.y), QUICK_UCI_ROWS) if quick
-            else np.arange(len(data.y)))
-    fit, val = (rows[part] for part in validation_split(len(rows)))
+    fit, val = _fit_and_validation_rows(len(data.y), quick)
 
     def fit_score(params, eps, rng):
         est = DPGradientBoostingClassifier(epsilon=eps, bounds=data.bounds,
