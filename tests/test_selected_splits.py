@@ -113,15 +113,24 @@ def selections(est):
     return [e for e in est.privacy_ledger_ if e["mechanism"] == "exponential mechanism"]
 
 
-@pytest.mark.parametrize("epsilon, expected", [(0.2, 0), (0.5, 1), (2.0, 1)])
+@pytest.mark.parametrize("epsilon, expected", [(0.2, 0), (0.5, 1), (2.0, 1), (3.0, 2),
+                                               (8.0, 2)])
 def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, expected):
-    # 4,000 records: eps x n is 800 (below SELECT_MIN_EPS_ROWS), 2,000 or 8,000 (above)
+    # 4,000 records: eps x n is 800 (below SELECT_LEVEL_EPS_ROWS), 2,000 or 8,000 (the
+    # root), 12,000 or 32,000 (two levels: "auto" selects no more)
+    assert _gradient.SELECT_LEVEL_EPS_ROWS == (1_000, 10_000)
     X, y = one_informative_feature()
     auto = boosting_classifier(epsilon=epsilon).fit(X, y)
     assert auto.split_ == "random" and auto.select_depth_ == expected
     explicit = boosting_classifier(epsilon=epsilon, split="random", select_depth=expected).fit(X, y)
     np.testing.assert_array_equal(auto.predict_proba(X), explicit.predict_proba(X))
-    assert len(selections(auto)) == expected
+    assert sum(e["count"] for e in selections(auto)) == expected * auto.n_estimators
+
+
+def test_auto_selects_no_deeper_than_the_trees():
+    X, y = one_informative_feature()
+    stump = boosting_classifier(epsilon=8.0, max_depth=1).fit(X, y)
+    assert stump.select_depth_ == 1
 
 
 @pytest.mark.parametrize("params", [dict(split="random"), dict(split="guided"),

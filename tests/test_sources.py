@@ -3,6 +3,9 @@
 * The routing kernel (``routed_histogram``, and the node sums from it) gives the exact sums of the
   in-memory kernels (``node_histogram``, ``segment_sums``) for any split into blocks, and
   refuse inputs that would index out of bounds.
+* In memory, a node's histogram taken as its parent's minus its sibling's, or in one
+  routed pass over all rows, and the leaf sums and score updates spread over threads,
+  are the exact sums a brute-force count gives.
 * DP gradient boosting, every family (binary, multiclass, regression) and every split
   mode, with subsampling and batches: bit-identical models from an array, from a memmap
   read in blocks smaller than the data (1 and 2 threads), and from Dask arrays and
@@ -10,6 +13,9 @@
 * Bad data in a block (NaN, a label outside the public classes) raises before anything
   is spent; a memmap's blocks are binned to a file, never held as float64 as a whole.
 """
+
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -21,7 +27,8 @@ from dptrees import (
     DPGradientBoostingRegressor,
 )
 from dptrees._core import _histogram
-from dptrees._sources import BlockSource, _rows
+from dptrees._sources import BlockSource, _array, _rows
+from dptrees.boosting._losses import SquaredError
 from dptrees.boosting._split_prior import MAX_ACTIVE
 
 from support import dask_inputs, one_hot_columns
@@ -96,6 +103,71 @@ def test_routed_kernels_equal_the_in_memory_kernels_for_any_blocks():
         sums = sum(_rows.block_sums(codes[a:a + block], np.ascontiguousarray(
             stats[:, a:a + block]), routing) for a in range(0, n, block))
         np.testing.assert_array_equal(sums, expected[:, 0].sum(axis=1))
+
+
+def node_at_level(codes, feature, bin_threshold, level):
+    """Brute force: the heap id of the node each row reaches at ``level``."""
+    node = np.zeros(codes.shape[0], dtype=np.intp)
+    for _ in range(level):
+        goes_left = codes[np.arange(codes.shape[0]), feature[node]] <= bin_threshold[node]
+        node = np.where(goes_left, 2 * node + 1, 2 * node + 2)
+    return node
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_in_memory_histograms_sums_and_updates_are_exact(monkeypatch, threads):
+    # Small thresholds so that 2,000 rows take every path: threads, node by node, routed.
+    monkeypatch.setattr(_array, "_THREAD_MIN_ROWS", 50)
+    rng = np.random.default_rng(5)
+    n, p, n_bins, depth = 2000, 4, 8, 3
+    codes = rng.integers(0, n_bins, size=(n, p)).astype(np.uint8)
+    source = SimpleNamespace(codes=codes, labels=rng.random(n), weights=None,
+                             n_samples=n, n_features=p)
+    loss = SquaredError()
+    fixed = DPGradientBoostingRegressor()._fixed_point(loss)
+    feature = np.full(2 ** (depth + 1) - 1, -1, dtype=np.int32)
+    bin_threshold = np.full_like(feature, -1)
+    feature[:7] = rng.integers(0, p, size=7)
+    bin_threshold[:7] = rng.integers(0, n_bins - 1, size=7)
+    # a tiny node (most rows go right at node 2): it is read node by node
+    bin_threshold[2] = 0
+    with ThreadPoolExecutor(threads) as executor:
+        rows = _array.ArrayBoostingRows(source, loss, fixed, [0.5], n_bins, threads,
+                                        executor if threads > 1 else None)
+        rows.start_batch()
+        rows.start_tree(0, feature, bin_threshold)
+        rows.stats[:] = rng.integers(-1000, 1000, size=(2, n))
+
+        def expected(level, nodes):
+            at = node_at_level(codes, feature, bin_threshold, level)
+            out = np.zeros((len(nodes), p, n_bins, 2), dtype=np.int64)
+            for j, v in enumerate(nodes):
+                for f in range(p):
+                    for k in range(2):
+                        out[j, f, :, k] = np.bincount(codes[at == v, f], rows.stats[k, at == v],
+                                                      minlength=n_bins)
+            return out
+
+        # level 1: only the child with more rows (its sibling is read, it is the parent's
+        # minus the sibling's); level 2: the tiny node alone (read node by node), then
+        # every node, some with a known parent, some not (one routed pass)
+        counts = np.bincount(node_at_level(codes, feature, bin_threshold, 1), minlength=3)
+        assert np.sum(node_at_level(codes, feature, bin_threshold, 2) == 5) < n / 8
+        requests = [(0, [0]), (1, [1 + int(np.argmax(counts[1:]))]), (2, [5]),
+                    (2, [3, 4, 5, 6])]
+        for level, nodes in requests:
+            np.testing.assert_array_equal(rows.histograms(level, nodes),
+                                          expected(level, nodes))
+            if level < 2 or len(nodes) == 4:
+                rows.split(level)
+        leaf = node_at_level(codes, feature, bin_threshold, depth) - 7
+        sums = rows.leaf_sums()
+        for k in range(2):
+            np.testing.assert_array_equal(sums[:, k], np.bincount(leaf, rows.stats[k],
+                                                                  minlength=8))
+        values = rng.normal(size=8)
+        rows.add_tree(0, None, values, 0.5)
+        np.testing.assert_array_equal(rows.pending[0], 0.5 * values[leaf])
 
 
 def test_routed_kernels_refuse_what_would_index_out_of_bounds():

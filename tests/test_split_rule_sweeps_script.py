@@ -1,7 +1,7 @@
 """Smoke tests of ``experiments/guided_splits_sweep.py``,
 ``experiments/selected_splits_sweep.py`` (the rules of gradient boosting's ``split="auto"``
 and ``select_depth="auto"``, on validation rows; the second also on UCI Mushroom and
-Nursery) and ``experiments/boosting_defaults_sweep.py`` (the regressor's ``noise_reg``, the
+Nursery, and with ``--deeper`` on the levels below the root) and ``experiments/boosting_defaults_sweep.py`` (the regressor's ``noise_reg``, the
 classifier's ``gradient_clip``).
 
 Runs each one's ``--quick`` mode once and checks the structure and sanity of the results,
@@ -66,3 +66,11 @@ def test_boosting_defaults_quick_mode(param, settings, datasets):
     # The sweep behind the regressor's noise_reg and the classifier's gradient_clip
     quick = run_quick_sweep("boosting_defaults_sweep", ["--quick", "--param", param])
     check_sweep(quick, settings, settings, datasets)
+
+
+def test_selected_deeper_quick_mode_compares_the_levels_below_the_root():
+    # The sweep behind select_depth="auto"'s second threshold, and its stop at two levels
+    quick = run_quick_sweep("selected_splits_sweep", ["--quick", "--deeper", "--models",
+                                                      "california_housing", "adult_age"])
+    check_sweep(quick, ["root", "two levels", "three levels"], ["root", "two levels"],
+                ("california_housing", "adult_age"))

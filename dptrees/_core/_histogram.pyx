@@ -153,7 +153,6 @@ def segment_sums(const intp[::1] rows, const int64_t[:, ::1] stats,
     """
     cdef intp n_segments = out.shape[0], n_stats = stats.shape[0]
     cdef intp n_records = stats.shape[1], j, i, k, r
-    cdef int64_t acc
     if out.shape[1] != n_stats:
         raise ValueError("out must have n_stats columns")
     _check_starts(starts, n_segments, rows.shape[0])
@@ -161,12 +160,13 @@ def segment_sums(const intp[::1] rows, const int64_t[:, ::1] stats,
         if not _check_rows(rows, n_records):
             with gil:
                 raise IndexError("row index out of range")
-        for j in range(n_segments):
+        for j in range(n_segments):  # one sweep of the segment's rows for every stat
             for k in range(n_stats):
-                acc = 0
-                for i in range(starts[j], starts[j + 1]):
-                    acc += stats[k, rows[i]]
-                out[j, k] = acc
+                out[j, k] = 0
+            for i in range(starts[j], starts[j + 1]):
+                r = rows[i]
+                for k in range(n_stats):
+                    out[j, k] += stats[k, r]
 
 
 def add_leaf_values(const uint8_t[:, ::1] codes, const int32_t[::1] feature,

@@ -134,7 +134,9 @@ class ArrayBoostingRows:
     * ``histograms(level, nodes, active_clip=None)``: exact ``(len(nodes), n_features,
       n_bins, 2)`` sums of fixed-point ``(g, h)`` of those nodes of ``level`` (heap ids);
       with ``active_clip``, of each row's ``(g, h)`` scaled by
-      :func:`~dptrees._sources._rows.clip_active`;
+      :func:`~dptrees._sources._rows.clip_active`. Here a node whose parent's histogram
+      was taken at the level above is its parent's minus its sibling's where the
+      sibling has fewer rows (exact integers: the same sums, for fewer rows read);
     * ``split(level)``: the nodes of ``level`` have their split now;
     * ``leaf_sums()``: exact ``(n_leaves, 2)`` sums of the complete tree's leaves;
     * ``add_tree(k, tree, values, step)``: add ``step`` times the leaf values to output
@@ -176,15 +178,38 @@ class ArrayBoostingRows:
         self.starts = np.zeros(n_nodes + 1, dtype=np.intp)
         self.stops = np.zeros(n_nodes + 1, dtype=np.intp)
         self.stops[0] = self.rows.shape[0]
+        self.exact = {}  # node -> its exact histogram, for the level below (subtraction)
+
+    def _threaded(self):
+        """Whether to spread a tree's per-node work over the executor's threads."""
+        return self.executor is not None and self.rows.shape[0] >= _THREAD_MIN_ROWS
+
+    def _run(self, fn, jobs):
+        """``[fn(*job) for job in jobs]``, on the executor's threads where worth it (the
+        jobs write to disjoint rows or cells, with the GIL released)."""
+        if self._threaded() and len(jobs) > 1:
+            return [f.result() for f in [self.executor.submit(fn, *job) for job in jobs]]
+        return [fn(*job) for job in jobs]
 
     def split(self, level):
-        for node in range(2**level - 1, 2 ** (level + 1) - 1):
+        nodes = range(2**level - 1, 2 ** (level + 1) - 1)
+        n_left = self._run(_histogram.partition, [
+            (self.codes_by_feature, self._node_rows(node), int(self.feature[node]),
+             int(self.bin_threshold[node])) for node in nodes])
+        for node, count in zip(nodes, n_left):
             start, stop = self.starts[node], self.stops[node]
-            n_left = _histogram.partition(self.codes_by_feature, self.rows[start:stop],
-                                          int(self.feature[node]),
-                                          int(self.bin_threshold[node]))
-            self.starts[2 * node + 1], self.stops[2 * node + 1] = start, start + n_left
-            self.starts[2 * node + 2], self.stops[2 * node + 2] = start + n_left, stop
+            self.starts[2 * node + 1], self.stops[2 * node + 1] = start, start + count
+            self.starts[2 * node + 2], self.stops[2 * node + 2] = start + count, stop
+
+    def _leaf_groups(self):
+        """Consecutive groups of the leaves (``(first, stop)`` indices into ``seg``), one
+        per thread, with about as many rows each."""
+        n_leaves = self.seg.shape[0] - 1
+        n_groups = min(self.n_jobs, n_leaves) if self._threaded() else 1
+        targets = np.linspace(0, self.seg[-1], n_groups + 1)[1:-1]
+        cuts = np.unique(np.concatenate(
+            [[0], np.searchsorted(self.seg, targets), [n_leaves]]).astype(np.intp))
+        return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
 
     def _histogram(self, rows, stats):
         out = np.zeros((self.n_features, self.n_bins, 2), dtype=np.int64)
@@ -200,23 +225,71 @@ class ArrayBoostingRows:
         return out
 
     def histograms(self, level, nodes, active_clip=None):
-        stats = self.stats
         if active_clip is not None:
-            stats = _rows.clip_active(stats.copy(), self.codes, active_clip)
-        return np.stack([self._histogram(self.rows[self.starts[v]:self.stops[v]], stats)
-                         for v in nodes])
+            stats = _rows.clip_active(self.stats.copy(), self.codes, active_clip)
+            return np.stack([self._histogram(self._node_rows(v), stats) for v in nodes])
+        known, self.exact = self.exact, {}
+        measured = self._nodes_to_measure(nodes, known)
+        known.update(zip(measured, self._measure(level, measured)))
+        for v in nodes:
+            if v not in known:  # its parent's minus its (measured) sibling's
+                sibling = v + 1 if v % 2 else v - 1
+                known[v] = known[(v - 1) // 2] - known[sibling]
+            self.exact[v] = known[v]
+        return np.stack([self.exact[v] for v in nodes])
+
+    def _node_rows(self, node):
+        return self.rows[self.starts[node]:self.stops[node]]
+
+    def _nodes_to_measure(self, nodes, known):
+        """The nodes whose histograms must be read from their rows: of each wanted node
+        whose parent's histogram is ``known`` (taken at the level above), the one of it
+        and its sibling with fewer rows; every other wanted node itself."""
+        n_rows = self.stops - self.starts
+        measured = []
+        for v in nodes:
+            if v in known or v in measured:
+                continue
+            sibling = v + 1 if v % 2 else v - 1
+            if v and (v - 1) // 2 in known:
+                if sibling in known or sibling in measured:
+                    continue
+                v = sibling if n_rows[sibling] < n_rows[v] else v
+            measured.append(v)
+        return measured
+
+    def _measure(self, level, nodes):
+        """Exact histograms of ``nodes`` (of ``level``) from their rows: node by node
+        where they hold few rows, else in one pass over all rows in order, each routed
+        to its node (a node's rows are spread over the whole array below the root, so
+        reading them node by node would read most of it once per node)."""
+        n_rows = int(sum(self.stops[v] - self.starts[v] for v in nodes))
+        if level == 0 or self.sampled or 8 * n_rows < self.rows.shape[0]:
+            return [self._histogram(self._node_rows(v), self.stats) for v in nodes]
+        routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
+        n = self.codes.shape[0]
+        n_blocks = min(self.n_jobs, n // _THREAD_MIN_ROWS) if self._threaded() else 1
+        cuts = np.linspace(0, n, max(1, n_blocks) + 1).astype(np.intp).tolist()
+        parts = self._run(_rows.block_histogram, [
+            (self.codes[a:b], np.ascontiguousarray(self.stats[:, a:b]), routing, self.n_bins)
+            for a, b in zip(cuts[:-1], cuts[1:])])
+        return list(sum(parts[1:], parts[0]))
 
     def leaf_sums(self):
         n_internal = (self.feature.shape[0] - 1) // 2
         leaves = np.arange(n_internal, 2 * n_internal + 1)
         self.seg = np.append(self.starts[leaves], self.stops[leaves[-1]])
         sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
-        _histogram.segment_sums(self.rows, self.stats, self.seg, sums)
+        self._run(_histogram.segment_sums, [
+            (self.rows[self.seg[a]:self.seg[b]], self.stats, self.seg[a:b + 1] - self.seg[a],
+             sums[a:b]) for a, b in self._leaf_groups()])
         return sums
 
     def add_tree(self, k, tree, values, step):
         if not self.sampled:
-            _histogram.add_segment_values(self.rows, self.seg, values, step, self.pending[k])
+            self._run(_histogram.add_segment_values, [
+                (self.rows[self.seg[a]:self.seg[b]], self.seg[a:b + 1] - self.seg[a],
+                 values[a:b], step, self.pending[k]) for a, b in self._leaf_groups()])
         else:  # rows outside the sample are routed through the tree
             _histogram.add_leaf_values(self.codes, tree.feature, tree.bin_threshold,
                                        tree.left, tree.right, tree.value, step,

@@ -40,7 +40,8 @@ are public. What one fit releases, and the sensitivity of each release:
   disjoint records). ``split="auto"`` (the default) is ``"random"``, and
   ``select_depth="auto"`` (the default) selects the root of every tree, with Gaussian
   noise accounted in Renyi DP, when ``epsilon`` times the noisy record count of the
-  initial score is at least :data:`SELECT_MIN_EPS_ROWS`, else none; with Laplace noise
+  initial score is at least 1,000, and the next level too from 10,000
+  (:data:`SELECT_LEVEL_EPS_ROWS`), else none; with Laplace noise
   or PLD accounting ``split="auto"`` is ``"guided"`` from :data:`GUIDED_MIN_EPS_ROWS`
   (without ``subsample``). Each is a choice made from public values and a released
   count (post-processing), before the releases it chooses; either way the fit spends
@@ -174,17 +175,30 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
-#: ``select_depth="auto"`` selects each tree's root split by the exponential mechanism
-#: when ``epsilon * noisy record count`` is at least this. Below it the selection's share
-#: of the budget is worth more as leaf accuracy. Chosen on validation rows of Adult,
-#: California Housing, Mushroom and Nursery (``experiments/selected_splits_sweep.py``).
-#: With the regressor's ``noise_reg=8`` and the classifier's ``gradient_clip="auto"``,
-#: every cell from 1,000 to 4,000 favoured the selected roots or tied (California MAE
-#: -0.0006 at 1,500 and 3,700; Adult AUC +0.001 at 1,200, +0.005 at 2,300; Mushroom
-#: accuracy +0.013 at 1,600; Nursery +0.005 at 1,000, +0.012 at 2,600), and they won
-#: clearly above; below 1,000 the cells were mixed (California and Mushroom worse at 740
-#: and 330). It was 4,000 with the earlier defaults.
-SELECT_MIN_EPS_ROWS = 1_000
+#: ``select_depth="auto"`` selects the top ``k`` levels of every tree by the exponential
+#: mechanism when ``epsilon * noisy record count`` is at least the ``k``-th entry (the
+#: deepest level whose threshold is reached; at most ``max_depth``). Below a threshold the
+#: selection's share of the budget is worth more as leaf accuracy. Chosen on validation
+#: rows of Adult, California Housing, Adult-age, Mushroom and Nursery
+#: (``experiments/selected_splits_sweep.py``, ``--deeper`` for the second level).
+#:
+#: * The root, from 1,000: with the regressor's ``noise_reg=8`` and the classifier's
+#:   ``gradient_clip="auto"``, every cell from 1,000 to 4,000 favoured the selected roots
+#:   or tied (California MAE -0.0006 at 1,500 and 3,700; Adult AUC +0.001 at 1,200,
+#:   +0.005 at 2,300; Mushroom accuracy +0.013 at 1,600; Nursery +0.005 at 1,000, +0.012
+#:   at 2,600), and they won clearly above; below 1,000 the cells were mixed.
+#: * The second level, from 10,000: from about 6,500 up every cell favoured it or tied
+#:   (California MAE -0.0005 at 7,400, -0.0016 at 15,000, -0.0029 at 30,000; Nursery
+#:   accuracy +0.005 at 10,000 and 21,000; Mushroom +0.003 at 6,500; Adult AUC -0.0005 at
+#:   12,000 and +0.0013 at 47,000, within noise; Adult-age MAE -0.001), below it the
+#:   cells were mixed (Nursery -0.002 at 5,200, Adult -0.002 at 5,800).
+#:
+#: A third level gained about as much again from 30,000 (California -0.0016 at 30,000;
+#: Nursery +0.001 to +0.002), but it costs another pass over the rows per tree (a
+#: boosting round on 1,000,000 x 20 rows: about 30 ms with the root selected, 37 ms with
+#: two levels, 48 ms with three; ``benchmarks/bench_boosting.py``), so "auto" stops at
+#: two: ``select_depth=3`` asks for it.
+SELECT_LEVEL_EPS_ROWS = (1_000, 10_000)
 #: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
 #: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
 #: split prior's histogram is too noisy to pay for its share of the budget. Chosen on
@@ -586,28 +600,35 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     def _resolve_structure(self, epsilon, noisy_count, realisable):
         """The ``(split, select_depth)`` of this fit among the ``realisable`` structures
         (:meth:`_structure_candidates` whose releases can be made, a function of public
-        values; the fallback first): another one where the public ``epsilon`` times the
-        released ``noisy_count`` (post-processing) reaches its threshold,
-        :data:`GUIDED_MIN_EPS_ROWS` for guided splits and :data:`SELECT_MIN_EPS_ROWS` for
-        a selected root, else the fallback."""
+        values; the fallback first): of those whose threshold the public ``epsilon`` times
+        the released ``noisy_count`` (post-processing) reaches, the one of the highest
+        threshold (:data:`GUIDED_MIN_EPS_ROWS` for guided splits, the entry of
+        :data:`SELECT_LEVEL_EPS_ROWS` for the number of selected levels); else the
+        fallback."""
         fallback, *others = realisable
-        for split, depth in others:
-            threshold = GUIDED_MIN_EPS_ROWS if split == "guided" else SELECT_MIN_EPS_ROWS
-            if epsilon * noisy_count >= threshold:
-                return split, depth
-        return fallback
+        reached = [(self._threshold(split, depth), (split, depth)) for split, depth in others
+                   if epsilon * noisy_count >= self._threshold(split, depth)]
+        return max(reached)[1] if reached else fallback
+
+    @staticmethod
+    def _threshold(split, select_depth):
+        """``epsilon x noisy n`` from which ``"auto"`` uses a candidate structure."""
+        if split == "guided":
+            return GUIDED_MIN_EPS_ROWS
+        return SELECT_LEVEL_EPS_ROWS[select_depth - 1]
 
     def _select_depth_candidates(self):
         """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
-        choices: 0, and 1 with ``split="auto"``, Gaussian noise accounted in Renyi DP and
-        no subsample. (With Laplace noise the selection's share of each tree's pure
-        epsilon cost the leaves more than it gave on validation rows: California lost at
-        every eps from 0.5 to 4, Adult was within noise; ``experiments/
-        selected_splits_sweep.py --noise laplace``. PLD accounting has no event for it.)"""
+        choices: 0, and with ``split="auto"``, Gaussian noise accounted in Renyi DP and no
+        subsample, 1 up to ``len(SELECT_LEVEL_EPS_ROWS)`` (at most ``max_depth``). (With
+        Laplace noise the selection's share of each tree's pure epsilon cost the leaves
+        more than it gave on validation rows: California lost at every eps from 0.5 to 4,
+        Adult was within noise; ``experiments/selected_splits_sweep.py --noise laplace``.
+        PLD accounting has no event for it.)"""
         if not isinstance(self.select_depth, str):
             return (self.select_depth,)
         if self.split == "auto" and self.subsample is None and self._gaussian_rdp():
-            return (0, 1)
+            return tuple(range(min(len(SELECT_LEVEL_EPS_ROWS), self.max_depth) + 1))
         return (0,)
 
     def _private_levels(self, split):
@@ -1058,8 +1079,10 @@ _COMMON_PARAMS_DOC = """
         of them, noisily; see :mod:`dptrees.boosting._split_selection`) instead of drawn
         blindly; 0 draws them all. ``"auto"``: with ``split="auto"``, 1 (the root) when
         ``epsilon`` times the noisy record count of the initial score is at least 1,000,
-        else 0 (below, the selection's share is worth more to the leaves); with any
-        other ``split``, with Laplace noise, ``accounting="pld"`` or ``subsample``, 0.
+        2 from 10,000 (at most ``max_depth``), else 0 (below, the selection's share is
+        worth more to the leaves); with any other ``split``, with Laplace noise,
+        ``accounting="pld"`` or ``subsample``, 0. Each selected level costs one more
+        pass over the rows per tree.
         A depth of 1 or more needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
         noise). The depth used is ``select_depth_``.
     split_fraction : float, default=0.3
