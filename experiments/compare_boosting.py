@@ -26,13 +26,14 @@ Columns:
   row;
 * ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="auto"``:
   random splits, each tree's root chosen by the exponential mechanism when eps times the
-  noisy row count is at least 1,000; ``reg_lambda=50``, ``noise_reg`` 3 for the
-  classifier and 8 for the regressor, ...), only the public ``bounds`` / ``y_bounds`` /
-  ``classes``;
+  noisy row count is at least 1,000, and the level below too from 10,000;
+  ``reg_lambda=50``, ``noise_reg`` 3 for the classifier and 8 for the regressor, ...),
+  only the public ``bounds`` / ``y_bounds`` / ``classes``;
 * ``DP GB selected``: the best configuration of :data:`GB_GRID` (``reg_lambda`` in
-  {20, 50, 100} x ``max_depth`` in {3, 4} x ``split`` in {"random", "guided", "hybrid"}),
-  chosen
-  afresh at every eps. On California Housing, for every *outer* fold, by the mean MAE of
+  {20, 50, 100} x ``max_depth`` in {3, 4} x ``split`` in {"auto", "guided", "hybrid"};
+  ``"auto"`` with ``select_depth="auto"`` is the defaults' structure, so the grid holds
+  the defaults), chosen afresh at every eps. On California Housing, for every *outer*
+  fold, by the mean MAE of
   an unshuffled ``KFold(3)`` inside that fold's training rows only (one fit per inner
   fold and configuration); the outer test fold is never read for the choice. On Adult,
   by the mean validation accuracy of :data:`VAL_SEEDS` fits on ``adult_classification``'s
@@ -127,8 +128,8 @@ VAL_SEEDS = 2
 TARGET_EPS = 1.0
 
 GB_GRID = adult._grid(reg_lambda=(20.0, 50.0, 100.0), max_depth=(3, 4),
-                      split=("random", "guided", "hybrid"))
-QUICK_GB_GRID = adult._grid(reg_lambda=(50.0,), max_depth=(3, 4), split=("random",))
+                      split=("auto", "guided", "hybrid"))
+QUICK_GB_GRID = adult._grid(reg_lambda=(50.0,), max_depth=(3, 4), split=("auto",))
 
 QUICK_EPSILONS = (1.0,)
 QUICK_CAL_ROWS = 4_000      # every k-th row of the file, file order kept

@@ -1,10 +1,14 @@
 """Rows in memory: the fast path, with the statistics of every other source.
 
 The features are validated and binned at once; a tree's rows are kept as one index
-array, partitioned in place node by node (stable), so a node's histogram reads only its
-own rows and no routing is repeated. The statistics are the same exact integers the
-blockwise sources compute by routing (:mod:`dptrees._sources._blockwise`), so the fitted
-model is the same bit for bit.
+array, partitioned in place node by node (stable), so the leaves' sums and a small
+node's histogram read only its own rows. Below the root a node's rows are spread over
+the whole array, so the histograms of a level's larger nodes are read in one pass over
+all rows in order, each routed to its node, and a node whose parent's histogram is known
+is its parent's minus its smaller sibling's. Partitions, leaf sums and score updates of
+different nodes run on the executor's threads. The statistics are the same exact
+integers the blockwise sources compute by routing (:mod:`dptrees._sources._blockwise`),
+so the fitted model is the same bit for bit.
 """
 
 import numpy as np

@@ -195,9 +195,9 @@ _MAX_ROWS = 2**31 - 1
 #:
 #: A third level gained about as much again from 30,000 (California -0.0016 at 30,000;
 #: Nursery +0.001 to +0.002), but it costs another pass over the rows per tree (a
-#: boosting round on 1,000,000 x 20 rows: about 30 ms with the root selected, 37 ms with
-#: two levels, 48 ms with three; ``benchmarks/bench_boosting.py``), so "auto" stops at
-#: two: ``select_depth=3`` asks for it.
+#: boosting round on 1,000,000 x 20 rows, ``benchmarks/bench_boosting.py``: 17.5 ms with
+#: no selected level, 36.6 ms with two, about 10 ms a level), so "auto" stops at two:
+#: ``select_depth=3`` asks for it.
 SELECT_LEVEL_EPS_ROWS = (1_000, 10_000)
 #: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
 #: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
