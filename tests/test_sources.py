@@ -121,8 +121,10 @@ def test_in_memory_histograms_sums_and_updates_are_exact(monkeypatch, threads):
     rng = np.random.default_rng(5)
     n, p, n_bins, depth = 2000, 4, 8, 3
     codes = rng.integers(0, n_bins, size=(n, p)).astype(np.uint8)
+    # the row blocks ArraySource makes for `threads` threads at this _THREAD_MIN_ROWS
     source = SimpleNamespace(codes=codes, labels=rng.random(n), weights=None,
-                             n_samples=n, n_features=p)
+                             n_samples=n, n_features=p,
+                             bounds=[(0, n)] if threads == 1 else [(0, n // 2), (n // 2, n)])
     loss = SquaredError()
     fixed = DPGradientBoostingRegressor()._fixed_point(loss)
     feature = np.full(2 ** (depth + 1) - 1, -1, dtype=np.int32)

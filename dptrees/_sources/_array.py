@@ -157,6 +157,7 @@ class ArrayBoostingRows:
         self.targets = _rows.loss_targets(source.labels, loss)
         self.weights = source.weights
         self.n_jobs, self.executor = n_jobs, executor
+        self.row_blocks = source.bounds  # (start, stop) of the source's blocks of rows
         self.stats = np.empty((2, n), dtype=np.int64)
         if loss.constant_hessian:
             self.stats[1].fill(1)
@@ -204,16 +205,6 @@ class ArrayBoostingRows:
             start, stop = self.starts[node], self.stops[node]
             self.starts[2 * node + 1], self.stops[2 * node + 1] = start, start + count
             self.starts[2 * node + 2], self.stops[2 * node + 2] = start + count, stop
-
-    def _leaf_groups(self):
-        """Consecutive groups of the leaves (``(first, stop)`` indices into ``seg``), one
-        per thread, with about as many rows each."""
-        n_leaves = self.seg.shape[0] - 1
-        n_groups = min(self.n_jobs, n_leaves) if self._threaded() else 1
-        targets = np.linspace(0, self.seg[-1], n_groups + 1)[1:-1]
-        cuts = np.unique(np.concatenate(
-            [[0], np.searchsorted(self.seg, targets), [n_leaves]]).astype(np.intp))
-        return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
 
     def _histogram(self, rows, stats):
         out = np.zeros((self.n_features, self.n_bins, 2), dtype=np.int64)
@@ -271,29 +262,33 @@ class ArrayBoostingRows:
         if level == 0 or self.sampled or 8 * n_rows < self.rows.shape[0]:
             return [self._histogram(self._node_rows(v), self.stats) for v in nodes]
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
-        n = self.codes.shape[0]
-        n_blocks = min(self.n_jobs, n // _THREAD_MIN_ROWS) if self._threaded() else 1
-        cuts = np.linspace(0, n, max(1, n_blocks) + 1).astype(np.intp).tolist()
         parts = self._run(_rows.block_histogram, [
             (self.codes[a:b], np.ascontiguousarray(self.stats[:, a:b]), routing, self.n_bins)
-            for a, b in zip(cuts[:-1], cuts[1:])])
+            for a, b in self.row_blocks])
         return list(sum(parts[1:], parts[0]))
 
     def leaf_sums(self):
         n_internal = (self.feature.shape[0] - 1) // 2
         leaves = np.arange(n_internal, 2 * n_internal + 1)
-        self.seg = np.append(self.starts[leaves], self.stops[leaves[-1]])
+        seg = np.append(self.starts[leaves], self.stops[leaves[-1]])
+        # Consecutive groups of leaves, one per thread with about as many rows each: each
+        # group's rows, its segments' starts within them, and its leaves (first, stop).
+        n_groups = min(self.n_jobs, leaves.shape[0]) if self._threaded() else 1
+        cuts = np.unique(np.concatenate([
+            [0], np.searchsorted(seg, np.linspace(0, seg[-1], n_groups + 1)[1:-1]),
+            [leaves.shape[0]]]).astype(np.intp)).tolist()
+        self.leaf_groups = [(self.rows[seg[a]:seg[b]], seg[a:b + 1] - seg[a], a, b)
+                            for a, b in zip(cuts[:-1], cuts[1:])]
         sums = np.empty((leaves.shape[0], 2), dtype=np.int64)
-        self._run(_histogram.segment_sums, [
-            (self.rows[self.seg[a]:self.seg[b]], self.stats, self.seg[a:b + 1] - self.seg[a],
-             sums[a:b]) for a, b in self._leaf_groups()])
+        self._run(_histogram.segment_sums, [(rows, self.stats, starts, sums[a:b])
+                                            for rows, starts, a, b in self.leaf_groups])
         return sums
 
     def add_tree(self, k, tree, values, step):
         if not self.sampled:
             self._run(_histogram.add_segment_values, [
-                (self.rows[self.seg[a]:self.seg[b]], self.seg[a:b + 1] - self.seg[a],
-                 values[a:b], step, self.pending[k]) for a, b in self._leaf_groups()])
+                (rows, starts, values[a:b], step, self.pending[k])
+                for rows, starts, a, b in self.leaf_groups])
         else:  # rows outside the sample are routed through the tree
             _histogram.add_leaf_values(self.codes, tree.feature, tree.bin_threshold,
                                        tree.left, tree.right, tree.value, step,

@@ -606,8 +606,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         :data:`SELECT_LEVEL_EPS_ROWS` for the number of selected levels); else the
         fallback."""
         fallback, *others = realisable
-        reached = [(self._threshold(split, depth), (split, depth)) for split, depth in others
-                   if epsilon * noisy_count >= self._threshold(split, depth)]
+        thresholds = [(self._threshold(*structure), structure) for structure in others]
+        reached = [pair for pair in thresholds if epsilon * noisy_count >= pair[0]]
         return max(reached)[1] if reached else fallback
 
     @staticmethod
