@@ -26,6 +26,7 @@ from dptrees.boosting import (
 )
 from dptrees.exceptions import (
     BudgetExceededError,
+    CompositionWarning,
     DetachedAccountantError,
     EarlyStopWarning,
     PrivacyLeakWarning,
@@ -45,6 +46,7 @@ __all__ = [
     "Parquet",
     "BudgetAccountant",
     "BudgetExceededError",
+    "CompositionWarning",
     "DPAdaBoostClassifier",
     "DPDecisionTreeClassifier",
     "DPDecisionTreeRegressor",

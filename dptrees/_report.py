@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["PrivacyReport", "PrivacyReportMixin", "ledger_entry", "jsonable", "RECORD",
-           "CLIENT"]
+           "CLIENT", "SEEDED", "seed_note", "seeded_parameters"]
 
 #: Neighbouring datasets of the record-level estimators.
 RECORD = "add/remove one record"
@@ -43,8 +43,9 @@ def ledger_entry(release, mechanism, sensitivity, *, norm="L1", epsilon=None, rh
     release : str
         What is released (e.g. ``"node counts"``).
     mechanism : str
-    sensitivity : float
-        How far one neighbour moves one release, in ``norm``.
+    sensitivity : float or None
+        How far one neighbour moves one release, in ``norm``; None for a release made
+        of others, each with its own (a meta-estimator's trial).
     norm : {"L1", "L2", "utility"}
         ``"utility"``: the sensitivity of a selection's scores.
     epsilon, rho : float, optional
@@ -55,7 +56,8 @@ def ledger_entry(release, mechanism, sensitivity, *, norm="L1", epsilon=None, rh
     **details
         Anything else an auditor needs (noise multiplier, sampling rate ...).
     """
-    entry = {"release": release, "mechanism": mechanism, "sensitivity": float(sensitivity),
+    entry = {"release": release, "mechanism": mechanism,
+             "sensitivity": None if sensitivity is None else float(sensitivity),
              "norm": norm, "epsilon": None if epsilon is None else float(epsilon),
              "rho": None if rho is None else float(rho), "count": int(count),
              "neighbours": neighbours}
@@ -108,7 +110,8 @@ class PrivacyReport(dict):
                 budget = f"rho {e['rho']:.4g}"
             else:
                 budget = f"z {e.get('noise_multiplier', float('nan')):.4g}"
-            sens = f"{e['sensitivity']:.4g} ({e['norm']})"
+            sens = ("see note" if e["sensitivity"] is None
+                    else f"{e['sensitivity']:.4g} ({e['norm']})")
             lines.append(f"{e['release'][:54]:<54} {e['mechanism'][:30]:<30} {sens:>14} "
                          f"{budget:>14} {e['count']:>6}")
         notes = [f"  {e['release']}: {e['note']}" for e in self["ledger"] if e.get("note")]
@@ -121,6 +124,8 @@ class PrivacyReport(dict):
         leaks = self["privacy_leaks"]
         lines.append("Read from the data (NOT private): " + ("; ".join(leaks) if leaks
                                                              else "nothing"))
+        if self.get("seed"):
+            lines.append(f"Seed: {self['seed']}")
         return "\n".join(lines)
 
 
@@ -136,6 +141,11 @@ class PrivacyReportMixin:
     _public_inputs = ("bounds_", "categories_", "missing_columns_", "y_bounds_", "classes_",
                       "n_features_in_", "feature_names_in_")
 
+    def _public_input_values(self):
+        """The public inputs the report lists: ``{name: value}``."""
+        return {name.rstrip("_"): jsonable(getattr(self, name))
+                for name in self._public_inputs if hasattr(self, name)}
+
     def privacy_report(self) -> "PrivacyReport":
         """What the fit released and its total privacy cost.
 
@@ -144,14 +154,14 @@ class PrivacyReportMixin:
         PrivacyReport
             A dict with ``estimator``, ``epsilon_spent``, ``delta_spent``,
             ``neighbours``, ``composition``, ``ledger`` (``privacy_ledger_``),
-            ``public_inputs`` and ``privacy_leaks``; it serialises to JSON and prints as
-            a plain-text summary.
+            ``public_inputs``, ``privacy_leaks`` and ``seed`` (None, or what a stored
+            user-given ``random_state`` means: see :func:`seed_note`); it serialises to
+            JSON and prints as a plain-text summary.
         """
         check_is_fitted(self, "privacy_ledger_")
         from dptrees import __version__
 
-        public = {name.rstrip("_"): jsonable(getattr(self, name))
-                  for name in self._public_inputs if hasattr(self, name)}
+        public = self._public_input_values()
         return PrivacyReport(
             estimator=type(self).__name__,
             dptrees_version=__version__,
@@ -162,4 +172,27 @@ class PrivacyReportMixin:
             ledger=jsonable(list(self.privacy_ledger_)),
             public_inputs=public,
             privacy_leaks=list(getattr(self, "privacy_leaks_", [])),
+            seed=seed_note(self),
         )
+
+
+#: What the report says of a model that stores a user-given ``random_state``.
+SEEDED = ("noise reproducible from the seed: this model stores the random_state it was "
+          "given, and whoever reads it (a file, a pickle) can recompute every noise draw "
+          "of a refit; fit releases with random_state=None")
+
+
+def seeded_parameters(estimator):
+    """The names of ``estimator``'s ``random_state`` parameters (its own and, through
+    ``get_params(deep=True)``, its parts') that hold a seed or a generator, not None."""
+    get_params = getattr(estimator, "get_params", None)
+    if get_params is None:
+        return []
+    return [name for name, value in get_params(deep=True).items()
+            if (name == "random_state" or name.endswith("__random_state"))
+            and value is not None]
+
+
+def seed_note(estimator):
+    """:data:`SEEDED` if ``estimator`` stores a user-given seed, else None."""
+    return SEEDED if seeded_parameters(estimator) else None

@@ -192,9 +192,10 @@ def category_codes(values, lookup, label, *, missing_code=None):
                         count=len(values))
     unknown = (codes < 0) & ~missing
     if unknown.any():
-        examples = sorted({repr(v) for v in values[unknown]})[:5]
-        raise ValueError(f"{label} has values outside its public categories: "
-                         f"{', '.join(examples)}")
+        # The values are not quoted: messages end up in logs, and they are private data.
+        raise ValueError(f"{label} has values outside its public categories (not shown "
+                         "here: they are private data). List every possible category in "
+                         "the schema, or map the others to a listed one before the fit")
     if missing.any():
         if missing_code is None:
             raise ValueError(f"{label} has missing values; list a missing-value category")

@@ -67,7 +67,8 @@ from typing import NamedTuple, Self
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dptrees.exceptions import BudgetExceededError, DetachedAccountantError
+from dptrees.exceptions import BudgetExceededError, CompositionWarning, DetachedAccountantError
+from dptrees.validation import warn_user
 
 __all__ = [
     "INTEGER_ORDERS",
@@ -277,6 +278,18 @@ class BudgetAccountant:
         self._ledger: list[SpendRecord] = []
         self._lock = threading.Lock()
         self._owner = os.getpid()
+        self._is_process_default = False
+        self._composition_warned = False
+
+    @classmethod
+    def _unlimited_default(cls):
+        """The process-wide default: no limit on epsilon or on delta (it refuses nothing
+        the user did not ask for), a ledger of every spend, and one
+        :class:`~dptrees.exceptions.CompositionWarning` once several fits spent from it."""
+        accountant = cls()
+        accountant._delta = math.inf
+        accountant._is_process_default = True
+        return accountant
 
     # -- totals and state ---------------------------------------------------------------
 
@@ -434,7 +447,30 @@ class BudgetAccountant:
             self._spent_epsilon += epsilon
             self._spent_delta += delta
             self._ledger.append(record)
+            composed = self._composition_to_report()
+        if composed is not None:
+            warn_user(composed, CompositionWarning)
         return record
+
+    def _composition_to_report(self):
+        """The process default's one warning (caller holds ``self._lock``): the first time
+        its total passes that of any one of its spends, i.e. of any one fit."""
+        if not self._is_process_default or self._composition_warned:
+            return None
+        largest = max(self._ledger, key=lambda r: (r.epsilon, r.delta))
+        if self._spent_epsilon <= largest.epsilon and self._spent_delta <= largest.delta:
+            return None
+        self._composition_warned = True
+        return (
+            f"The default accountant (accountant=None) has now recorded {len(self._ledger)} "
+            f"spends in this process, (epsilon={self._spent_epsilon:.6g}, "
+            f"delta={self._spent_delta:.3g}) in all. It limits nothing, but a model chosen "
+            "among fits on the same data (GridSearchCV, cross-validation, trying settings) "
+            "costs the sum of their budgets, not the chosen fit's. Tune privately with "
+            "dptrees.model_selection.DPRandomSearch, or cap the total with an explicit "
+            "BudgetAccountant(epsilon, delta) (`with BudgetAccountant(...):`). This warning "
+            "is shown once."
+        )
 
     def _remaining_unlocked(self):
         return (
@@ -464,15 +500,18 @@ class BudgetAccountant:
         -------
         BudgetAccountant
             The accountant of the innermost active ``with accountant:`` block, or else a
-            process-wide accountant with an unlimited budget (``epsilon=inf``,
-            ``delta=1``), created on first use in each process. The unlimited one enforces
-            nothing but still keeps a ledger of this process's spends.
+            process-wide accountant with an unlimited budget (``epsilon`` and ``delta``
+            both ``inf``), created on first use in each process. The unlimited one refuses
+            nothing but keeps a ledger of this process's spends, and warns once
+            (:class:`~dptrees.exceptions.CompositionWarning`, with the total) when its
+            total passes that of any one fit: a model chosen among fits on the same data
+            costs their sum.
         """
         with cls._default_lock:
             if cls._default_stack:
                 return cls._default_stack[-1]
             if cls._process_default is None or cls._process_default.detached:
-                cls._process_default = cls()
+                cls._process_default = cls._unlimited_default()
             return cls._process_default
 
     @classmethod
@@ -515,6 +554,8 @@ class BudgetAccountant:
         self.__dict__.update(state)
         self._lock = threading.Lock()
         self._owner = None
+        self.__dict__.setdefault("_is_process_default", False)
+        self.__dict__.setdefault("_composition_warned", False)
 
     def independent_copy(self) -> BudgetAccountant:
         """A new accountant of this process, starting with this one's totals and spends.
@@ -535,7 +576,8 @@ class BudgetAccountant:
         with self._lock:
             spent_epsilon, spent_delta = self._spent_epsilon, self._spent_delta
             ledger = list(self._ledger)
-        new = BudgetAccountant(self._epsilon, self._delta)
+        new = BudgetAccountant()
+        new._epsilon, new._delta = self._epsilon, self._delta
         new._spent_epsilon, new._spent_delta, new._ledger = spent_epsilon, spent_delta, ledger
         return new
 

@@ -2,6 +2,7 @@
 
 __all__ = [
     "BudgetExceededError",
+    "CompositionWarning",
     "DetachedAccountantError",
     "DiscretisationError",
     "EarlyStopWarning",
@@ -47,6 +48,19 @@ class WeakPrivacyWarning(UserWarning):
     For example ``delta >= 1 / n``: an ``(epsilon, delta)``-DP mechanism may then publish
     one of the ``n`` records in the clear. The fit goes ahead; the warning tells the
     person running it.
+    """
+
+
+class CompositionWarning(UserWarning):
+    """Several fits have spent from the process-wide default accountant.
+
+    The default accountant (``accountant=None`` outside any ``with accountant:`` block)
+    limits nothing; it records every spend. Once it has recorded more than one fit it
+    warns, once, with the total: a model chosen among several fits on the same data (a
+    ``GridSearchCV``, a cross-validation, trying settings by hand) costs the *sum* of
+    their budgets, not the budget of the one chosen. Tune privately with
+    :class:`dptrees.model_selection.DPRandomSearch`, or cap the total with an explicit
+    :class:`~dptrees.accounting.BudgetAccountant`.
     """
 
 

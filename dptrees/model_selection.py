@@ -37,7 +37,10 @@ Given the total ``epsilon`` and a public ``mean_trials = 1 / gamma``:
    ``1 / gamma``. ``K`` is drawn independently of the data, but it is *not* part of the
    release: see "What is not covered" below.
 4. Release only the trial with the largest ``(s, u)`` (lexicographic): its parameters,
-   its fitted model and its noisy score. No other score is released.
+   its fitted model and its noisy score. No other score is released. The model is
+   released with the user's ``accountant`` and ``random_state`` in place of the trial's:
+   no trial generator (with a user-given seed, trials are seeded from it; without one,
+   from fresh OS entropy) and no unlimited accountant leaves the fit.
 
 Scores
 ------
@@ -164,6 +167,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, check_X_y, has_fit_parameter
 
 from dptrees import mechanisms
@@ -180,6 +184,7 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._params import store_params
+from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import (
     AccountantMixin,
@@ -340,7 +345,23 @@ def _noisy_total(values, bound, integral, budget, rng):
                                                random_state=rng))
 
 
-class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
+def _delegate(name):
+    """The search's method ``name``: the winner's, and only where the winner (before a
+    fit, the base estimator) has it (``available_if``)."""
+    def has(search):
+        return hasattr(getattr(search, "best_estimator_", search.estimator), name)
+
+    @available_if(has)
+    def method(self, X: ArrayLike) -> np.ndarray:
+        check_is_fitted(self, "best_estimator_")
+        return getattr(self.best_estimator_, name)(X)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"The best estimator's ``{name}``."
+    return method
+
+
+class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     """Differentially private random hyperparameter search (random stopping).
 
     Runs a random number of trials (mean ``mean_trials``), each fitting a clone of
@@ -400,9 +421,36 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     trial_rho_ : float or None
         The zCDP budget of each trial (Renyi search), None for a pure search.
     epsilon_spent_, delta_spent_ : float
+    privacy_ledger_ : list of dict
+        The selection, each trial's fit and each trial's noisy score
+        (:meth:`privacy_report` prints them).
+    privacy_leaks_ : list of str
+        Public inputs any trial read from the data (its ``privacy_leaks_``): then the
+        search is not differentially private, and :meth:`privacy_report` says so.
     classes_ : ndarray
         The best estimator's, if it has them.
+
+    Notes
+    -----
+    ``best_estimator_`` is released with the user's ``accountant`` and ``random_state``
+    (those of ``estimator``), never a trial's: refitting it or cloning it spends from
+    your budget, and no generator of the search travels with it.
     """
+
+    @property
+    def _composition(self):
+        if self.delta == 0:
+            return ("pure epsilon-DP: each trial (a fit on the fit part, a noisy score on "
+                    "the disjoint validation part) is epsilon/3-DP; the best of a geometric "
+                    "number of them is epsilon-DP (random stopping, Liu & Talwar 2019). "
+                    "The number of trials is not released.")
+        return ("(epsilon, delta)-DP: each trial is rho_t-zCDP; the best of a logarithmic "
+                "number of them is Renyi DP (Papernot & Steinke 2022, theorem 2), "
+                "converted to (epsilon, delta). The number of trials is not released.")
+
+    def _public_input_values(self):
+        return self.best_estimator_._public_input_values() if hasattr(
+            self.best_estimator_, "_public_input_values") else {}
 
     def __init__(
         self,
@@ -541,6 +589,11 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         accountant.spend(epsilon, delta, label=label)
         rng = check_random_state(self.random_state)
         split_rng, param_rng, stop_rng, noise_rng, est_rng = rng.spawn(5)
+        # A trial's generator is released with nothing: with a user-given seed, trials
+        # are seeded from it (reproducible, as asked); without one, each trial draws
+        # fresh OS entropy, so no generator spawned from this search's root exists
+        # outside this fit. Either way the winner gets the user's random_state back.
+        seeded = self.random_state is not None
         # One independent coin per record, public probability (see the proof).
         in_val = split_rng.random(X.shape[0]) < v_frac
         X_fit, y_fit, X_val, y_val = X[~in_val], y[~in_val], X[in_val], y[in_val]
@@ -554,14 +607,17 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
         best = None
         n_trials = 0
+        leaks = []
         while True:
             params = _sample_params(self.param_distributions, param_rng)
             model = clone(self.estimator)
             trial_acc = BudgetAccountant()
             model.set_params(**params, **budget.estimator_params(), accountant=trial_acc)
             if has_random_state:
-                model.set_params(random_state=est_rng.spawn(1)[0])
+                model.set_params(random_state=self._trial_random_state(est_rng, seeded))
             model.fit(X_fit, y_fit, **fit_params)
+            leaks.extend(leak for leak in getattr(model, "privacy_leaks_", ())
+                         if leak not in leaks)
             if budget.rho is None:
                 self._check_trial_spend(model, trial_acc, budget.epsilon)
             else:
@@ -578,7 +634,10 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 break
 
         (self.best_score_, _), self.best_params_, self.best_estimator_ = best
+        self._release(self.best_estimator_, est_params)
         self._n_trials = n_trials
+        self.privacy_leaks_ = leaks
+        self.privacy_ledger_ = self._ledger(budget, bound, mean_trials)
         self.trial_epsilon_ = budget.epsilon
         self.trial_rho_ = budget.rho
         self.epsilon_spent_ = epsilon
@@ -588,6 +647,54 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         if hasattr(self.best_estimator_, "n_features_in_"):
             self.n_features_in_ = self.best_estimator_.n_features_in_
         return self
+
+    @staticmethod
+    def _trial_random_state(est_rng, seeded):
+        """A trial's ``random_state``: spawned from the user's seed, or None (fresh OS
+        entropy in the trial's fit: nothing derived from the search's root)."""
+        return est_rng.spawn(1)[0] if seeded else None
+
+    def _release(self, model, est_params):
+        """Make the winner a model of the user's: the user's ``accountant`` (a refit or a
+        ``clone`` spends from it, never from the trial's unlimited one) and the user's
+        ``random_state`` (None unless given: the trial's generator is not released)."""
+        released = {"accountant": self.accountant}
+        if "random_state" in est_params:
+            released["random_state"] = est_params["random_state"]
+        model.set_params(**released)
+
+    def _ledger(self, budget, bound, mean_trials):
+        """``privacy_ledger_``: each trial's fit and noisy score, and the selection."""
+        sensitivity = 1.0 if self.scoring == "accuracy" else float(bound)
+        score = {"sensitivity": sensitivity, "count": 1}
+        if budget.rho is None:
+            score.update(mechanism="discrete Laplace", norm="L1", epsilon=budget.epsilon)
+            fit = {"epsilon": budget.epsilon}
+            selection = ledger_entry(
+                "the best trial (geometric number of trials)", "random stopping",
+                sensitivity, norm="utility", epsilon=self.epsilon, mean_trials=mean_trials,
+                note="Liu & Talwar 2019: the best of a geometric number of epsilon_t-DP "
+                     "trials is 3 epsilon_t-DP; the trials below are not released")
+        else:
+            score.update(mechanism="discrete Gaussian", norm="L2", rho=budget.rho)
+            fit = {"rho": budget.rho}
+            selection = ledger_entry(
+                "the best trial (logarithmic number of trials)", "Renyi DP selection",
+                sensitivity, norm="utility", epsilon=self.epsilon, mean_trials=mean_trials,
+                note="Papernot & Steinke 2022, theorem 2: the best of a logarithmic "
+                     "number of rho_t-zCDP trials, accounted in Renyi DP; the trials below "
+                     "are not released")
+        name = type(self.estimator).__name__
+        return [
+            selection,
+            ledger_entry("each trial's model, fit on the fit part", f"{name}.fit", None,
+                         norm="see note",
+                         note="see best_estimator_.privacy_report() for its releases; a "
+                              "record is in the fit part or the validation part, not both",
+                         **fit),
+            ledger_entry(f"each trial's {self.scoring}, on the validation part",
+                         **score),
+        ]
 
     @staticmethod
     def _check_trial_spend(model, trial_acc, epsilon_t):
@@ -643,13 +750,9 @@ class DPRandomSearch(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
-
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
+    predict_proba = _delegate("predict_proba")
+    predict_log_proba = _delegate("predict_log_proba")
+    decision_function = _delegate("decision_function")
 
     def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """The best estimator's ``score`` (on data you may evaluate non-privately)."""

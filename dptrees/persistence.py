@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from sklearn.base import BaseEstimator
 
 from dptrees._optional import optional_import
+from dptrees._report import seeded_parameters
+from dptrees.exceptions import PrivacyLeakWarning
+from dptrees.validation import warn_user
 
 __all__ = ["load", "save", "trusted_types"]
 
@@ -48,6 +51,7 @@ _TRUSTED = (
     "dptrees.forest.DPExtraTreesRegressor",
     "dptrees.forest.DPPartitionForestClassifier",
     "dptrees.forest.DPPartitionForestRegressor",
+    "dptrees.model_selection.DPRandomSearch",
     "dptrees.tree.DPDecisionTreeClassifier",
     "dptrees.tree.DPDecisionTreeRegressor",
 )
@@ -67,13 +71,31 @@ def trusted_types() -> list[str]:
 def save(estimator: BaseEstimator, file: str | os.PathLike) -> None:
     """Save a fitted estimator, its privacy ledger and report included, to a skops file.
 
+    A model fitted with ``random_state=None`` (the default) carries nothing from which
+    its noise can be recomputed. One that stores a user-given seed or generator does:
+    whoever reads the file can replay every noise draw of the fit, which voids the
+    guarantee against them. Saving such a model warns.
+
     Parameters
     ----------
     estimator : fitted dptrees estimator
     file : str or path-like
         Where to write (conventionally ``*.skops``).
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        If ``estimator`` (or a step or part of it) stores a ``random_state`` that is
+        not None.
     """
     sio = optional_import("skops.io", "persist", "saving a model")
+    seeded = seeded_parameters(estimator)
+    if seeded:
+        warn_user(f"{type(estimator).__name__} stores a user-given seed ({', '.join(seeded)}"
+                  "): whoever reads the file can recompute the noise of its fit, so the "
+                  "saved model is not differentially private against them. Fit models "
+                  "for release with random_state=None, or set_params(random_state=None) "
+                  "before saving if the seed was yours alone.", PrivacyLeakWarning)
     sio.dump(estimator, file)
 
 

@@ -271,9 +271,10 @@ def warn_weak_delta(delta, n, unit="records"):
         What ``n`` counts, for the message.
     """
     if delta > 0 and n > 0 and delta >= 1.0 / n:
-        warn_user(f"delta={delta!r} is at least 1/n for the {n} {unit}: such a guarantee "
-              f"allows releasing one of the {unit} in the clear. Use delta well below "
-              f"1/n (e.g. 1/n**1.1 or 1e-6).", WeakPrivacyWarning)
+        # The message names no count: warnings end up in logs, and n is private.
+        warn_user(f"delta={delta!r} is at least 1/n, n the number of {unit}: such a "
+                  f"guarantee allows releasing one of the {unit} in the clear. Use delta "
+                  f"well below 1/n (e.g. 1/n**1.1 or 1e-6).", WeakPrivacyWarning)
 
 
 def check_delta(delta, name="delta"):

@@ -53,9 +53,8 @@ def inject(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def fresh_default_accountant():
-    """Every test starts with a fresh process-wide default accountant: the default is
-    unlimited in epsilon but its deltas add up to at most 1, and tests that spend large
-    deltas (0.5, to keep the arithmetic visible) would otherwise exhaust it together."""
+    """Every test starts with a fresh process-wide default accountant, so that what one
+    test spends (and the default's one CompositionWarning) does not reach another."""
     from dptrees.accounting import BudgetAccountant
 
     saved = BudgetAccountant._process_default

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from dptrees.accounting import (
     sequential_composition,
     zcdp_to_approx_dp,
 )
-from dptrees.exceptions import BudgetExceededError
+from dptrees.exceptions import BudgetExceededError, CompositionWarning
 
 
 def _state(acc):
@@ -202,8 +203,51 @@ class TestDefaultAccountant:
     def test_default_is_unlimited_and_stable(self):
         default = BudgetAccountant.default()
         assert default is BudgetAccountant.default()
-        assert default.epsilon == math.inf and default.delta == 1.0
+        assert default.epsilon == math.inf and default.delta == math.inf
         assert check_accountant(None) is default
+
+    def test_default_refuses_no_delta_the_user_did_not_ask_for(self):
+        """Finding 6 of the third privacy review: the default's invented delta total of 1
+        refused a fit after another with a large delta."""
+        default = BudgetAccountant.default()
+        with pytest.warns(CompositionWarning):
+            default.spend(0.5, 0.6)
+            default.spend(0.5, 0.5)
+        assert default.spent == pytest.approx((1.0, 1.1))
+        assert default.remaining() == (math.inf, math.inf)
+        assert not default.detached and default.independent_copy().delta == math.inf
+
+    def test_default_warns_once_with_the_total_when_fits_add_up(self):
+        default = BudgetAccountant.default()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            default.spend(1.0, label="one fit")  # one fit: no warning
+        with pytest.warns(CompositionWarning, match=r"2 spends .*epsilon=3.*DPRandomSearch"):
+            default.spend(2.0, label="another fit")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            default.spend(1.0)  # once only
+        explicit = BudgetAccountant(10.0)  # an explicit accountant never warns
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            explicit.spend(1.0)
+            explicit.spend(1.0)
+
+    def test_grid_search_on_the_default_accountant_warns_with_its_total(self):
+        """Finding 6: a 2 x 2 grid with cv=3 ran 13 fits without a word."""
+        from sklearn.model_selection import GridSearchCV
+
+        from dptrees import DPDecisionTreeClassifier
+
+        rng = np.random.default_rng(0)
+        X = rng.random((300, 2))
+        y = (X[:, 0] > 0.5).astype(int)
+        grid = GridSearchCV(DPDecisionTreeClassifier(bounds=(0, 1), classes=[0, 1]),
+                            {"max_depth": [1, 2], "epsilon": [0.5, 1.0]}, cv=3)
+        with pytest.warns(CompositionWarning) as record:
+            grid.fit(X, y)
+        assert len([w for w in record if w.category is CompositionWarning]) == 1
+        assert 9.5 <= BudgetAccountant.default().spent[0] <= 10.0  # 12 fits and the refit
 
     def test_context_manager_sets_and_restores_and_nests(self):
         outer_default = BudgetAccountant.default()

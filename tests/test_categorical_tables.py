@@ -197,7 +197,7 @@ def test_an_object_array_takes_categories_by_column_index():
 
 
 @pytest.mark.parametrize("change, bounds, match", [
-    (lambda X: X.assign(colour="purple"), DOMAIN, "outside its public categories: 'purple'"),
+    (lambda X: X.assign(colour="purple"), DOMAIN, "outside its public categories"),
     (lambda X: X.assign(age=np.nan), DOMAIN, "contains NaN"),
     (lambda X: X, (0, 100), "give `bounds` as a dict by column"),
     (lambda X: X, {**DOMAIN, "colour": ["red", "red"]}, "without repeats"),
@@ -216,8 +216,9 @@ def test_unknown_categories_and_columns_at_predict_time_are_errors():
     X, score = table()
     est = fit(DPDecisionTreeRegressor(bounds=DOMAIN, y_bounds=(0, 4), random_state=0),
               X, score)
-    with pytest.raises(ValueError, match="outside its public categories: 'purple'"):
+    with pytest.raises(ValueError, match="outside its public categories") as error:
         est.predict(X.assign(colour="purple"))
+    assert "purple" not in str(error.value)  # private values stay out of logs
     with pytest.raises(ValueError, match="feature names should match"):
         est.predict(X[["colour", "age", "size", "member"]])
 

@@ -531,12 +531,12 @@ def record_releases(monkeypatch):
     calls = []
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+    def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
                 label="release", **details):
-        out = real(self, values, sensitivity, budget, rng, l2_factor, compose=compose,
+        out = real(self, values, sensitivity, budget, rng, cells, compose=compose,
                    label=label, **details)
         calls.append(dict(values=np.array(values, dtype=float, copy=True),
-                          sensitivity=sensitivity, budget=budget, l2_factor=l2_factor,
+                          sensitivity=sensitivity, budget=budget, cells=cells,
                           noise=self.noise, out=np.array(out, dtype=float, copy=True)))
         return out
 
@@ -559,7 +559,7 @@ def replay_sampler(calls, release, statistic):
         out = np.empty(n)
         for i in range(n):
             outs = [release(plan, c["values"] if c["values"].ndim else float(c["values"]),
-                            c["sensitivity"], c["budget"], rng, c["l2_factor"])
+                            c["sensitivity"], c["budget"], rng, c["cells"])
                     for c in calls]
             out[i] = statistic(outs)
         return out
@@ -792,10 +792,10 @@ def histogram_audit(monkeypatch, noise, p, n_cal, n_test, seed, epsilon=1.0,
     assert np.count_nonzero(diff) == p and (diff[0, :, -1] < 0).all()
     assert np.allclose(diff[0, :, -1], -est.gradient_clip)
     return audit_g_release(d0, d1, release, (0, slice(None), -1), noise, epsilon,
-                           math.sqrt(p), n_cal, n_test, seed)
+                           p, n_cal, n_test, seed)
 
 
-def audit_g_release(d0, d1, release, moved, noise, epsilon, l2_factor, n_cal, n_test,
+def audit_g_release(d0, d1, release, moved, noise, epsilon, cells, n_cal, n_test,
                     seed):
     """Audit the released G sums of ``(G, H)`` release calls on D0 and D1 (their budget
     the root's share of ``epsilon`` in these audits: ``split_fraction`` 0.5 of what
@@ -805,7 +805,7 @@ def audit_g_release(d0, d1, release, moved, noise, epsilon, l2_factor, n_cal, n_
     budget = d1[0]["budget"] + d1[1]["budget"]  # the G and H releases together
     assert math.isclose(budget, 0.5 * (1 - 0.5) * (zcdp_budget(epsilon, 1e-6)
                                                    if noise == "gaussian" else epsilon))
-    assert d1[0]["l2_factor"] == pytest.approx(l2_factor)
+    assert d1[0]["cells"] == cells
 
     def statistic(outs):
         return float(-outs[0][moved].sum())
@@ -887,7 +887,7 @@ def sparse_prior_audit(monkeypatch, noise, p, k, n_active, n_cal, n_test, seed, 
     # the record's count (squared error's Hessian) is scaled as its gradient is
     h_diff = d1[1]["values"] - d0[1]["values"]
     np.testing.assert_allclose(h_diff[moved], -diff[moved] / est.gradient_clip, rtol=1e-5)
-    res, claim = audit_g_release(d0, d1, release, moved, noise, epsilon, math.sqrt(k + 1),
+    res, claim = audit_g_release(d0, d1, release, moved, noise, epsilon, k + 1,
                                  n_cal, n_test, seed)
     return res, claim, diff[moved]
 
@@ -931,9 +931,9 @@ def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypa
 def ignore_feature_factor(monkeypatch):
     real = _gradient._NoisePlan.release
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+    def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
                 label="release", **details):
-        return real(self, values, sensitivity, budget, rng)  # forgets l2_factor
+        return real(self, values, sensitivity, budget, rng)  # forgets the cells
 
     monkeypatch.setattr(_gradient._NoisePlan, "release", release)
 
@@ -1020,8 +1020,7 @@ def test_gaussian_leaf_noise_has_the_documented_std(monkeypatch):
 def test_gaussian_histogram_noise_has_the_documented_std():
     plan = _gradient._NoisePlan("gaussian", 1.0, 1e-6)
     p, sens, budget = 9, 0.25, 0.01
-    out = plan.release(np.zeros((2, p, 64)), sens, budget, np.random.default_rng(1),
-                       math.sqrt(p))
+    out = plan.release(np.zeros((2, p, 64)), sens, budget, np.random.default_rng(1), p)
     std = sens * math.sqrt(p) / math.sqrt(2 * budget)
     noise = out.ravel()
     assert sps.kstest(noise, "norm", args=(0.0, std)).pvalue > ALPHA
@@ -1029,6 +1028,16 @@ def test_gaussian_histogram_noise_has_the_documented_std():
     assert plan.n_releases == 1
     assert math.isclose(plan.rdp.get_epsilon(1e-6),
                         RDPAccountant().compose_zcdp(budget).get_epsilon(1e-6))
+
+
+def test_laplace_histogram_sensitivity_is_the_exact_cell_count():
+    """L1 sensitivity of a record in ``p`` cells is ``p`` bounds exactly: for ``p = 3``
+    ``sqrt(3)**2`` is an ulp below 3, which would under-noise by that much."""
+    assert math.sqrt(3) ** 2 < 3
+    plan = _gradient._NoisePlan("laplace", 1.0, 0.0)
+    plan.release(np.zeros((3, 8)), 0.5, 0.1, np.random.default_rng(1), 3)
+    (entry,) = plan.ledger()
+    assert entry["sensitivity"] == 1.5 and entry["norm"] == "L1"
 
 
 # --------------------------------------------------------------------------------------
@@ -1061,8 +1070,9 @@ def test_weak_delta_warns():
     from dptrees.exceptions import WeakPrivacyWarning
 
     X, y = regression_data(n=200)
-    with pytest.warns(WeakPrivacyWarning, match="1/n"):
+    with pytest.warns(WeakPrivacyWarning, match="1/n") as record:
         regressor(n_estimators=1, delta=0.5).fit(X, y)
+    assert all("200" not in str(w.message) for w in record)  # the row count is private
     with warnings.catch_warnings():
         warnings.simplefilter("error", WeakPrivacyWarning)
         regressor(n_estimators=1, delta=1e-6).fit(X, y)

@@ -8,7 +8,7 @@ What is checked
   of the schema alone, whatever ``X`` it is fitted on.
 * Input forms: lists of rows, object arrays, pandas DataFrames (if pandas is installed);
   white space stripped (or not, with ``strip=False``).
-* Errors: unknown categories (naming the column and the values), non-numeric values in
+* Errors: unknown categories (naming the column, never the private values), non-numeric values in
   a numeric column, wrong column counts, malformed schemas and encodings.
 * Use in a ``Pipeline`` with a DP classifier that takes its public bounds from the
   encoder: no ``PrivacyLeakWarning``, and each ordinal category gets a bin of its own.
@@ -160,13 +160,14 @@ def test_empty_table_gives_zero_rows():
 # ======================================================================================
 
 
-def test_unknown_categories_raise_naming_the_column_and_values():
+def test_unknown_categories_raise_naming_the_column_not_the_values():
     rows = [["red", 5, "yes"], ["purple", 5, "maybe"], ["pink", 1, "yes"]]
-    with pytest.raises(ValueError, match=r"column 0 .*outside its public categories: "
-                                         r"'pink', 'purple'"):
+    with pytest.raises(ValueError, match=r"column 0 .*outside its public categories") as error:
         encoder().transform(rows)
-    with pytest.raises(ValueError, match=r"column 2 .*'maybe'"):
+    assert "pink" not in str(error.value) and "purple" not in str(error.value)
+    with pytest.raises(ValueError, match=r"column 2 .*outside") as error:
         encoder().transform([["red", 5, "maybe"]])
+    assert "maybe" not in str(error.value)
     with pytest.raises(ValueError, match="column 2"):  # None is not a listed category
         encoder(encoding="onehot").transform([["red", 5, None]])
     with pytest.raises(ValueError, match="column 0"):  # matching is case-sensitive

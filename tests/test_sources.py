@@ -245,7 +245,8 @@ def test_blocks_are_binned_to_disk_not_held_as_float64(memmap_data, monkeypatch)
 def test_bounds_and_classes_read_from_blocks_warn_and_match_memory(memmap_data):
     mm, (y, *_) = memmap_data
     X = np.asarray(mm, dtype=np.float64)
-    est = DPGradientBoostingClassifier(n_estimators=2, random_state=0)
+    est = DPGradientBoostingClassifier(n_estimators=2, random_state=0,
+                                       accountant=BudgetAccountant())
     with pytest.warns(Warning) as memory:
         expected = est.fit(X, y)._raw(X)
     with pytest.warns(Warning) as blocks:

@@ -313,13 +313,17 @@ class _NoisePlan:
                     note="Poisson sample; parts on one sample as one Gaussian, sensitivity "
                          "in units of each part's own; accounted as Renyi DP")
 
-    def release(self, values, sensitivity, budget, rng, l2_factor=1.0, compose=True,
+    def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
                 label="release", **details):
         """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
-        each of ``l2_factor**2`` cells (``l2_factor`` cells in L1 for Laplace); ``label``
-        names the kind of release in the ledger, ``details`` (e.g. ``note``) go with it.
+        each of at most ``cells`` (an integer) cells: L2 sensitivity ``sensitivity *
+        sqrt(cells)`` for Gaussian noise (the sampler's variance is rounded up past a
+        float's error in the square root), L1 ``sensitivity * cells`` for Laplace
+        (exact: ``sqrt(cells)**2`` can be an ulp below ``cells``). ``label`` names the
+        kind of release in the ledger, ``details`` (e.g. ``note``) go with it.
         ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
         self.n_releases += 1
+        l2_factor, l1_factor = math.sqrt(cells), int(cells)
         if self.noise == "gaussian":
             noise_multiplier = 1.0 / math.sqrt(2.0 * budget)
             if compose and self.pld is not None:
@@ -332,9 +336,9 @@ class _NoisePlan:
             return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
                                       noise_multiplier=noise_multiplier, random_state=rng)
         self.epsilons.append(budget)
-        self.record(label, "discrete Laplace", sensitivity * l2_factor**2, "L1",
+        self.record(label, "discrete Laplace", sensitivity * l1_factor, "L1",
                     epsilon=budget, **details)
-        return laplace_mechanism(values, sensitivity=sensitivity * l2_factor**2,
+        return laplace_mechanism(values, sensitivity=sensitivity * l1_factor,
                                  epsilon=budget, random_state=rng)
 
     def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
@@ -380,15 +384,15 @@ class _NoisePlan:
             return sensitivity / math.sqrt(2.0 * budget)
         return math.sqrt(2.0) * sensitivity / budget
 
-    def check(self, sensitivity, budget, n_values, l2_factor=1.0):
+    def check(self, sensitivity, budget, n_values, cells=1):
         """Raise ``ValueError`` if a release could not be made (before anything is spent)."""
         if self.noise == "gaussian":
-            gaussian_grid(sensitivity * l2_factor, 1.0 / math.sqrt(2.0 * budget), n_values)
+            l2 = sensitivity * math.sqrt(cells)
+            gaussian_grid(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
             if self.pld is not None:
-                check_pld_coupling(sensitivity * l2_factor, 1.0 / math.sqrt(2.0 * budget),
-                                   n_values)
+                check_pld_coupling(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
         else:
-            _, units = laplace_grid(sensitivity * l2_factor**2, n_values)
+            _, units = laplace_grid(sensitivity * int(cells), n_values)
             _laplace_ratio(units, budget)
 
     def spent(self):
@@ -655,19 +659,19 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     # -- one tree -----------------------------------------------------------------------
 
     def _noisy_histograms(self, ctx, exact, budget, rng, label="split histograms",
-                          l2=None, h_unit=1, **details):
+                          cells=None, h_unit=1, **details):
         """Release exact int64 sums ``(..., 2)`` of ``(g, h)``: by default the
         (n_nodes, n_features, n_bins, 2) sums of one level's fresh nodes (a record is in
-        one bin of each feature: ``l2 = sqrt(n_features)`` cells in L2). ``h_unit``: the
-        Hessians' extra grid (:func:`~dptrees._sources._rows.clip_active`); ``details``
-        go to the ledger."""
-        if l2 is None:
-            l2 = math.sqrt(ctx.n_features)
+        one bin of each feature: ``cells = n_features``). ``h_unit``: the Hessians' extra
+        grid (:func:`~dptrees._sources._rows.clip_active`); ``details`` go to the
+        ledger."""
+        if cells is None:
+            cells = ctx.n_features
         g = exact[..., 0] / ctx.g_scale
         h = exact[..., 1] / (ctx.h_scale * h_unit)
-        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, l2,
+        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, cells,
                              label=f"{label}: gradient sums", **details)
-        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, l2,
+        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, cells,
                              label=f"{label}: Hessian sums", **details)
         return np.stack([g, h], axis=-1)
 
@@ -680,8 +684,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         ``budget / n_outputs`` (a record has gradients for every output: sequential
         composition). Returns the split prior each gives (post-processing)."""
         budget = budget / n_outputs
-        first_bins, l2 = release_shape(ctx.n_features)
-        sigma_h = ctx.plan.noise_std(ctx.h_sens * l2, budget * _HESSIAN_SHARE)
+        first_bins, cells = release_shape(ctx.n_features)
+        sigma_h = ctx.plan.noise_std(ctx.h_sens * math.sqrt(cells), budget * _HESSIAN_SHARE)
         root = np.full(1, -1, dtype=np.int32)  # a tree with no split yet: every row at 0
         rows.start_batch()
         priors = []
@@ -691,14 +695,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 hist = self._noisy_histograms(ctx, rows.histograms(0, [0]), budget, rng,
                                               label="split prior")[0]
             else:
-                hist = self._noisy_sparse_histogram(ctx, rows, budget, l2, rng)
+                hist = self._noisy_sparse_histogram(ctx, rows, budget, cells, rng)
             priors.append(split_prior(hist, sigma_h, self.reg_lambda))
         return priors
 
-    def _noisy_sparse_histogram(self, ctx, rows, budget, l2, rng):
+    def _noisy_sparse_histogram(self, ctx, rows, budget, cells, rng):
         """Release the totals and the cells of every bin but the first of the current
-        tree's rows, each row clipped to ``MAX_ACTIVE`` active features (L2 factor
-        ``l2``), and return the full histogram they give (post-processing)."""
+        tree's rows, each row clipped to ``MAX_ACTIVE`` active features (``cells``
+        cells a record moves), and return the full histogram they give
+        (post-processing)."""
         norm = "l2" if ctx.plan.noise == "gaussian" else "l1"
         # Whole-number Hessians (counts) get a finer grid before they are scaled down.
         h_unit = 2**20 if ctx.h_scale == 1.0 else 1
@@ -707,7 +712,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         sums = np.concatenate([exact[0].sum(axis=0, keepdims=True),
                                exact[:, 1:].reshape(-1, 2)])
         noisy = self._noisy_histograms(
-            ctx, sums, budget, rng, "split prior", l2=l2, h_unit=h_unit,
+            ctx, sums, budget, rng, "split prior", cells=cells, h_unit=h_unit,
             note=f"totals and every cell but each feature's first bin; each record scaled "
                  f"to at most {MAX_ACTIVE} features outside their first bins")
         return with_first_bins(noisy[1:].reshape(ctx.n_features, -1, 2), noisy[0])
@@ -921,16 +926,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         n_leaves = 2**self.max_depth
         plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
         plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
-        l2 = math.sqrt(n_features)
-        first_bins, prior_factor = release_shape(n_features)
-        checks = [(level_budget, n_leaves // 2 * n_features * self.n_bins, l2),
+        first_bins, prior_cells = release_shape(n_features)
+        checks = [(level_budget, n_leaves // 2 * n_features * self.n_bins, n_features),
                   (prior_budget / n_outputs,
                    n_features * self.n_bins if first_bins else
-                   1 + n_features * (self.n_bins - 1), prior_factor)]
-        for budget, cells, factor in checks:
+                   1 + n_features * (self.n_bins - 1), prior_cells)]
+        for budget, n_values, cells in checks:
             if budget:
-                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), cells, factor)
-                plan.check(h_sens, budget * _HESSIAN_SHARE, cells, factor)
+                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), n_values, cells)
+                plan.check(h_sens, budget * _HESSIAN_SHARE, n_values, cells)
 
 class _FixedPoint(NamedTuple):
     """Public clipping bounds, fixed-point scales and per-record sensitivities."""

@@ -53,12 +53,13 @@ EMPTY_CELL_SIGMAS = 2.0
 
 
 def release_shape(n_features):
-    """``(first_bins, l2_factor)`` of the release for ``n_features`` public features:
-    whether it has the first bins' cells (the full histogram), and its sensitivity in
-    units of the per-record bound (L2; its square in L1)."""
+    """``(first_bins, cells)`` of the release for ``n_features`` public features:
+    whether it has the first bins' cells (the full histogram), and the integer number of
+    cells one record moves by at most the per-record bound (so the sensitivity is
+    ``sqrt(cells)`` bounds in L2, ``cells`` in L1)."""
     if n_features <= MAX_ACTIVE:
-        return True, float(np.sqrt(n_features))
-    return False, float(np.sqrt(MAX_ACTIVE + 1))
+        return True, int(n_features)
+    return False, MAX_ACTIVE + 1
 
 
 def with_first_bins(cells, total):

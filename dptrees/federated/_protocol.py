@@ -59,6 +59,7 @@ import numpy as np
 from dptrees._random import check_random_state
 from dptrees.accounting import INTEGER_ORDERS, PLDAccountant, RDPAccountant, check_accountant
 from dptrees._pld_accounting import check_pld_coupling
+from dptrees.exceptions import DetachedAccountantError
 from dptrees.mechanisms import gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -367,6 +368,25 @@ class DPAggregator:
         self._rng = check_random_state(random_state)
         self._sample_rng, self._noise_rng = self._rng.spawn(2)
 
+    # A copy (pickle, copy.copy, copy.deepcopy: all go through these two) must neither
+    # replay the original's noise nor release rounds the original already paid for:
+    # its generators are left behind and reseeded from OS entropy, and it charges
+    # (epsilon, max_delta) again before its first round. Unpickled, its accountant is
+    # detached, so it refuses to aggregate until given one (``copy.accountant = ...``);
+    # deep-copied, it shares the original's accountant, which pays twice.
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for name in ("_rng", "_sample_rng", "_noise_rng"):
+            state.pop(name, None)
+        state["_charged"] = False
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._rng = check_random_state(None)
+        self._sample_rng, self._noise_rng = self._rng.spawn(2)
+
     @property
     def expected_clients(self):
         """``q K``: the divisor of the average (public)."""
@@ -476,7 +496,8 @@ class DPAggregator:
         """The noisy average update of one round, and the round recorded.
 
         The first call spends ``(epsilon, max_delta)`` from :attr:`accountant` before
-        anything is released.
+        anything is released; every call refuses a detached accountant. A copy of the
+        aggregator (pickled or deep-copied) has fresh generators and spends again.
 
         Parameters
         ----------
@@ -502,6 +523,9 @@ class DPAggregator:
             is released.
         BudgetExceededError
             On the first round, if the accountant cannot pay for the training.
+        DetachedAccountantError
+            If the accountant is detached (this aggregator or its accountant was
+            unpickled): set a live one first.
         """
         if not self.can_run_round():
             raise RuntimeError("this round would exceed max_delta: training must stop")
@@ -515,6 +539,8 @@ class DPAggregator:
         if taking_part and np.max(np.abs(total)) >= 2.0 ** (52 - self.frac_bits):
             raise ValueError("the sum of the updates is too large for exact fixed-point "
                              "addition: lower frac_bits or the clipping bound")
+        if self.accountant.detached:  # every round: a copy's budget is not the owner's
+            raise DetachedAccountantError(self.accountant._detached_message())
         if not self._charged:
             self.accountant.spend(self.epsilon, self.max_delta,
                                   label=f"federated training ({self.n_clients} clients)")
