@@ -12,6 +12,10 @@ import pytest
 
 from support import BENCHMARKS, load_script
 
+# A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
+# default suite, with the other slow tests.
+pytestmark = pytest.mark.slow
+
 SCRIPT = BENCHMARKS / "bench_scale.py"
 
 

@@ -13,6 +13,10 @@ import pytest
 
 from support import BENCHMARKS, load_script
 
+# A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
+# default suite, with the other slow tests.
+pytestmark = pytest.mark.slow
+
 SCRIPT = BENCHMARKS / "bench_trees.py"
 KINDS = {"dp_tree", "dp_tree_threads", "sklearn_tree", "dp_forest", "sklearn_forest"}
 TINY = dict(n_samples=3_000, n_features=6, repeat=1)

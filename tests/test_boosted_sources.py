@@ -197,6 +197,7 @@ def test_threads_in_memory_split_the_rows_into_blocks():
     assert ArraySource(X[:1000], None, n_jobs=3).lengths == [1000]  # too few rows to split
 
 
+@pytest.mark.slow
 def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client):
     X, targets = make_data(1500)
     for name, est, target in ESTIMATORS:

@@ -18,6 +18,9 @@ import pytest
 from support import import_experiment
 
 
+# A reproduction: its quick mode still runs every model (run by .ci/run after the suite).
+pytestmark = pytest.mark.slow
+
 @pytest.fixture(scope="module")
 def compare():
     module = import_experiment("compare_boosting")

@@ -34,6 +34,7 @@ def test_api_reference_lists_every_public_name():
         assert not missing, f"{module.__name__}: not in docs/api.rst: {missing}"
 
 
+@pytest.mark.slow
 def test_docs_build_without_warnings(tmp_path):
     """``sphinx-build -W --keep-going -b html`` on a copy of ``docs/`` (generated files
     stay out of the source tree), with the gallery executed."""

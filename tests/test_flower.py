@@ -318,6 +318,7 @@ def test_missing_flwr_gives_a_clear_import_error():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_flower_simulation_equals_run_federated(monkeypatch, tmp_path):
     pytest.importorskip("ray")
     # Ray's worker processes are plain interpreters started in the current directory:

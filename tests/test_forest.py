@@ -279,7 +279,8 @@ BAD_PARAMS = [
 
 
 @pytest.mark.parametrize("params,error,match", BAD_PARAMS,
-                         ids=[f"{k}={v!r}" for (k, v), in (p.items() for p, _, _ in BAD_PARAMS)])
+                         ids=[f"{k}={v!r}" if type(v) is not object else f"{k}=object"
+                              for (k, v), in (p.items() for p, _, _ in BAD_PARAMS)])
 def test_bad_parameters_raise_and_spend_nothing(params, error, match):
     X, y = random_data(n=50)
     acc = BudgetAccountant()

@@ -275,6 +275,7 @@ def _audit(cls, seed, claim=_CLAIM, mean_trials=5, weighted=False, **kwargs):
                       random_state=seed, **{**_AUDIT, **kwargs})
 
 
+@pytest.mark.slow
 def test_audit_search_within_claim():
     # The setting in which the broken variant below is refuted.
     res = _audit(DPRandomSearch, seed=0)
@@ -293,12 +294,14 @@ def test_audit_search_sees_the_record_and_stays_within_claim():
     res.assert_within(claim)
 
 
+@pytest.mark.slow
 def test_audit_flags_unnoised_argmax():
     res = _audit(_UnNoisedSearch, seed=1)
     print(res.summary())
     assert not res.check(_CLAIM), res.summary()
 
 
+@pytest.mark.slow
 def test_audit_weighted_search_within_claim():
     # The weighted scores: a validation record of weight 1 adds at most 1 to them.
     res = _audit(DPRandomSearch, seed=3, weighted=True)
@@ -306,6 +309,7 @@ def test_audit_weighted_search_within_claim():
     res.assert_within(_CLAIM)
 
 
+@pytest.mark.slow
 def test_audit_flags_unnoised_weighted_argmax():
     res = _audit(_UnNoisedSearch, seed=4, weighted=True)
     print(res.summary())

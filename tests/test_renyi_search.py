@@ -257,12 +257,14 @@ def _audit(cls, seed):
                       random_state=seed, **_AUDIT)
 
 
+@pytest.mark.slow
 def test_audit_renyi_search_within_claim():
     res = _audit(DPRandomSearch, seed=0)
     print(res.summary())
     res.assert_within(_CLAIM)
 
 
+@pytest.mark.slow
 def test_audit_flags_unnoised_renyi_argmax():
     res = _audit(_UnNoisedRenyiSearch, seed=1)
     print(res.summary())

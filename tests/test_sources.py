@@ -278,6 +278,7 @@ def test_bad_blocks_raise_before_anything_is_spent(tmp_path, bad):
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.slow
 def test_dask_on_two_worker_processes_gives_the_bit_identical_model(dask_client, setting):
     X, *targets = make_data()
     for kind, est in estimators():

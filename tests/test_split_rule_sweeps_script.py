@@ -13,6 +13,10 @@ import pytest
 
 from support import run_quick_sweep
 
+# A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
+# default suite, with the other slow tests.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def quick():
