@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dp_accounting
-from dptrees import accounting
+from dptrees.privacy import rdp_curves
 from dptrees.accounting import (
     BudgetAccountant,
     RDPAccountant,
@@ -513,7 +513,7 @@ class TestRDPPublishedAndReferenceValues:
         ref.compose(dpa.ZCDpEvent(0.01))
         # Laplace releases are discrete: the pure-DP (randomized response) curve, not
         # dp-accounting's continuous-Laplace one (tests/test_accounting_rdp.py).
-        ref._rdp = ref._rdp + 3 * accounting._pure_dp_rdp(0.5, tuple(acc.orders))
+        ref._rdp = ref._rdp + 3 * rdp_curves._pure_dp_rdp(0.5, tuple(acc.orders))
         np.testing.assert_allclose(acc.rdp, ref.rdp, rtol=1e-12)
         for delta in (1e-3, 1e-6, 1e-9):
             assert acc.get_epsilon(delta) == pytest.approx(ref.get_epsilon(delta), rel=1e-12)

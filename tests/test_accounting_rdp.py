@@ -21,7 +21,7 @@ import pytest
 from scipy.special import logsumexp
 
 import dp_accounting
-from dptrees import accounting
+from dptrees.privacy import rdp_curves
 from dptrees.accounting import INTEGER_ORDERS, RDPAccountant
 
 DEFAULT_ORDERS = tuple(
@@ -72,7 +72,7 @@ class TestPureDPCurve:
 
     @pytest.mark.parametrize("epsilon", EPSILONS)
     def test_between_continuous_laplace_and_epsilon(self, epsilon):
-        ours = accounting._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
+        ours = rdp_curves._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
         laplace = _continuous_rdp(dp_accounting.LaplaceDpEvent(1.0 / epsilon), DEFAULT_ORDERS)
         assert np.all(ours >= laplace * (1 - 1e-12))
         assert np.all(ours <= epsilon)
@@ -82,7 +82,7 @@ class TestPureDPCurve:
 
     @pytest.mark.parametrize("epsilon", (1e-6,) + EPSILONS)
     def test_is_randomized_response_divergence(self, epsilon):
-        ours = accounting._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
+        ours = rdp_curves._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
         reference = [_rr_divergence_mpmath(epsilon, a) for a in DEFAULT_ORDERS]
         np.testing.assert_allclose(ours, reference, rtol=1e-10)
 
@@ -91,7 +91,7 @@ class TestPureDPCurve:
         # The discrete Laplace at sensitivity 1 has likelihood ratio e^eps (x <= 0) or
         # e^-eps (x >= 1) only: it *is* randomized response, so the curve is attained.
         exact = _discrete_laplace_divergence(epsilon, DEFAULT_ORDERS)
-        ours = accounting._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
+        ours = rdp_curves._pure_dp_rdp(epsilon, DEFAULT_ORDERS)
         assert np.all(ours >= exact * (1 - 1e-9))
         np.testing.assert_allclose(ours, exact, rtol=1e-9)
 
@@ -99,21 +99,21 @@ class TestPureDPCurve:
         orders = DEFAULT_ORDERS + (1e4, 1e6)
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             for epsilon in (1e-12, 1e-4, 10.0, 50.0, 700.0, 1e4):
-                rdp = accounting._pure_dp_rdp(epsilon, orders)
+                rdp = rdp_curves._pure_dp_rdp(epsilon, orders)
                 assert np.all(np.isfinite(rdp)) and np.all(rdp >= 0) and np.all(rdp <= epsilon)
         # small epsilon: rdp(alpha) = alpha eps^2 / 2 (1 + O(eps^2)), no cancellation
-        tiny = accounting._pure_dp_rdp(1e-6, DEFAULT_ORDERS)
+        tiny = rdp_curves._pure_dp_rdp(1e-6, DEFAULT_ORDERS)
         np.testing.assert_allclose(tiny, np.array(DEFAULT_ORDERS) * 1e-12 / 2, rtol=1e-6)
         # large alpha eps: tends to eps
-        assert accounting._pure_dp_rdp(10.0, (1024.0,))[0] == pytest.approx(10.0, abs=1e-6)
+        assert rdp_curves._pure_dp_rdp(10.0, (1024.0,))[0] == pytest.approx(10.0, abs=1e-6)
 
     def test_curve_is_read_only(self):
         with pytest.raises(ValueError):
-            accounting._pure_dp_rdp(1.0, DEFAULT_ORDERS)[0] = 0.0
+            rdp_curves._pure_dp_rdp(1.0, DEFAULT_ORDERS)[0] = 0.0
 
     def test_compose_laplace_uses_it(self):
         acc = RDPAccountant().compose_laplace(0.5, count=3).compose_gaussian(2.0)
-        expected = 3 * accounting._pure_dp_rdp(0.5, DEFAULT_ORDERS) + _continuous_rdp(
+        expected = 3 * rdp_curves._pure_dp_rdp(0.5, DEFAULT_ORDERS) + _continuous_rdp(
             dp_accounting.GaussianDpEvent(2.0), DEFAULT_ORDERS
         )
         np.testing.assert_allclose(acc.rdp, expected, rtol=1e-12)
@@ -177,7 +177,7 @@ class TestDiscreteGaussianFacts:
     @pytest.mark.parametrize("sigma", SIGMAS)
     def test_centred_moments_nonnegative_and_match(self, sigma):
         c = 0.5 / sigma**2
-        log_m = accounting._log_lognormal_moments(c, accounting._REMOVE_TAYLOR_ORDER)
+        log_m = rdp_curves._log_lognormal_moments(c, rdp_curves._REMOVE_TAYLOR_ORDER)
         # against the discrete Gaussian itself (even j: a sum of non-negative terms)
         log_mu0, log_mu1 = _discrete_gaussian_pair(sigma)
         d = log_mu1 - log_mu0  # log f, never 0 at an integer point
@@ -188,7 +188,7 @@ class TestDiscreteGaussianFacts:
             assert log_m[j] == pytest.approx(direct, rel=1e-9)
         # against 300-digit arithmetic, every j; odd ones too are >= 0 (M_1 = 0)
         with mpmath.workdps(300):
-            for j in range(2, accounting._REMOVE_TAYLOR_ORDER + 1):
+            for j in range(2, rdp_curves._REMOVE_TAYLOR_ORDER + 1):
                 exact = mpmath.fsum(
                     mpmath.binomial(j, i) * (-1) ** (j - i)
                     * mpmath.exp(mpmath.mpf(c) * i * (i - 1))
@@ -201,7 +201,7 @@ class TestDiscreteGaussianFacts:
     def test_centred_moments_increase_with_the_shift(self):
         previous = None
         for c in (1e-6, 1e-3, 0.05, 0.5, 2.0):
-            log_m = np.array(accounting._log_lognormal_moments(c, 12)[2:])
+            log_m = np.array(rdp_curves._log_lognormal_moments(c, 12)[2:])
             if previous is not None:
                 assert np.all(log_m > previous)
             previous = log_m
@@ -211,7 +211,7 @@ class TestDiscreteGaussianFacts:
         # digits allowed, so the largest ones must come back as +inf (conservative),
         # never as a cancelled, too small value.
         c = 1e-300
-        log_m = accounting._log_lognormal_moments(c, 12)
+        log_m = rdp_curves._log_lognormal_moments(c, 12)
         finite = [n for n in range(1, 7) if math.isfinite(log_m[2 * n])]
         assert finite == list(range(1, len(finite) + 1)) and 4 <= len(finite) < 6
         for n in finite:
@@ -234,7 +234,7 @@ class TestSubsampledDiscreteGaussianDirections:
     @pytest.mark.parametrize("q", QS)
     def test_remove_bound_covers_the_exact_divergence(self, sigma, q):
         _, remove = _exact_directions(sigma, q, SMALL_ORDERS)
-        bound = accounting._remove_direction_rdp(q, sigma, np.array(SMALL_ORDERS))
+        bound = rdp_curves._remove_direction_rdp(q, sigma, np.array(SMALL_ORDERS))
         assert np.all(np.isfinite(remove))
         assert np.all(bound >= remove * (1 + 1e-12))
         # ... and so does what is composed, the larger of the two directions
@@ -271,8 +271,8 @@ class TestComposeSubsampledDiscreteGaussian:
         # At order 2 the remove bound always exceeds the add direction (its expansion's
         # q^2 term is the add direction's, plus a positive remainder) ...
         for q, z in [(0.03, 1.0), (0.1, 4.0), (0.5, 2.0)]:
-            new = accounting._subsampled_discrete_gaussian_rdp(q, z, INTEGER_ORDERS)
-            old = accounting._event_rdp(
+            new = rdp_curves._subsampled_discrete_gaussian_rdp(q, z, INTEGER_ORDERS)
+            old = rdp_curves._event_rdp(
                 dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)),
                 INTEGER_ORDERS,
             )
@@ -286,8 +286,8 @@ class TestComposeSubsampledDiscreteGaussian:
     @pytest.mark.parametrize("q", [0.001, 0.03, 0.1, 0.3, 0.7, 0.99])
     @pytest.mark.parametrize("z", [0.5, 1.0, 4.0, 30.0])
     def test_between_continuous_and_unsampled(self, q, z):
-        rdp = accounting._subsampled_discrete_gaussian_rdp(q, z, INTEGER_ORDERS)
-        add = accounting._event_rdp(
+        rdp = rdp_curves._subsampled_discrete_gaussian_rdp(q, z, INTEGER_ORDERS)
+        add = rdp_curves._event_rdp(
             dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)),
             INTEGER_ORDERS,
         )
@@ -358,8 +358,8 @@ class TestComposeSubsampledDiscreteGaussian:
             thread.start()
         for thread in threads:
             thread.join()
-        expected = (200 * accounting._subsampled_discrete_gaussian_rdp(0.03, 1.0, acc._orders)
-                    + 200 * accounting._pure_dp_rdp(0.1, acc._orders))
+        expected = (200 * rdp_curves._subsampled_discrete_gaussian_rdp(0.03, 1.0, acc._orders)
+                    + 200 * rdp_curves._pure_dp_rdp(0.1, acc._orders))
         assert acc.steps == 400
         np.testing.assert_allclose(acc.rdp, expected, rtol=1e-12)
 

@@ -1,6 +1,6 @@
 """The privacy-loss-distribution accounting option (``dptrees.accounting.PLDAccountant``).
 
-* The coupling lemma of ``dptrees._pld_accounting``, checked numerically where its slack
+* The coupling lemma of ``dptrees.privacy.pld``, checked numerically where its slack
   is visible (small sigma, small tau): the discrete Gaussian's pmf and that of the
   rounded continuous Gaussian ``M~`` agree pointwise within ``e^(+-eta)``.
 * The PLD figures are dp-accounting's for the continuous Gaussian of multiplier
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from dptrees import BudgetAccountant, DPGradientBoostingRegressor
-from dptrees._pld_accounting import PLD_MIN_SIGMA, PLD_NOISE_FACTOR
+from dptrees.privacy.pld import PLD_MIN_SIGMA, PLD_NOISE_FACTOR
 from dptrees.accounting import PLDAccountant, RDPAccountant
 from dptrees.boosting._gradient import _NoisePlan
 from dptrees.federated import INTEGER_ORDERS, DPAggregator, FixedClip

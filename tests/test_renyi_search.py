@@ -101,7 +101,7 @@ def test_best_of_bound_is_theorem_2(rho, mean):
 
 
 def test_the_budget_search_leaves_the_rdp_cache_to_training():
-    from dptrees.accounting import _event_rdp
+    from dptrees.privacy.rdp_curves import _event_rdp
 
     before = _event_rdp.cache_info().currsize
     best_of_zcdp_budget(0.7, DELTA, 7)

@@ -49,7 +49,10 @@ def test_persistence_is_annotated():
 FULLY_ANNOTATED_MODULES = (
     "dptrees.mechanisms",
     "dptrees.accounting",
-    "dptrees._pld_accounting",
+    "dptrees.privacy.pld",
+    "dptrees.privacy.budget",
+    "dptrees.privacy.rdp",
+    "dptrees.privacy.zcdp",
     "dptrees.audit",
     "dptrees.model_selection",
     "dptrees.preprocessing",
@@ -102,7 +105,7 @@ def test_the_annotated_modules_are_walked():
                      "dptrees.accounting.BudgetAccountant.default",
                      "dptrees.accounting.RDPAccountant.__init__",
                      "dptrees.accounting.PLDAccountant.get_epsilon",
-                     "dptrees._pld_accounting.pld_gaussian_budget",
+                     "dptrees.privacy.pld.pld_gaussian_budget",
                      "dptrees.audit.AuditResult.assert_within",
                      "dptrees.model_selection.DPRandomSearch.score",
                      "dptrees.preprocessing.PublicSchemaEncoder.transform"):

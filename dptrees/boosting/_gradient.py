@@ -122,7 +122,7 @@ from dptrees._sources import (
 from dptrees._params import store_params
 from dptrees._parallel import n_threads
 from dptrees._random import check_random_state
-from dptrees._pld_accounting import check_pld_coupling, pld_gaussian_budget
+from dptrees.privacy.pld import check_pld_coupling, pld_gaussian_budget
 from dptrees._progress import Progress
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._tables import (

@@ -58,7 +58,7 @@ import numpy as np
 
 from dptrees._random import check_random_state
 from dptrees.accounting import INTEGER_ORDERS, PLDAccountant, RDPAccountant, check_accountant
-from dptrees._pld_accounting import check_pld_coupling
+from dptrees.privacy.pld import check_pld_coupling
 from dptrees.exceptions import DetachedAccountantError
 from dptrees.mechanisms import gaussian_mechanism
 from dptrees.validation import (
@@ -568,7 +568,7 @@ class DPAggregator:
 
     def _check_pld_coupling(self, sensitivity, dimension):
         """The PLD accounting's coupling needs every discrete Gaussian's standard
-        deviation to be at least ``PLD_MIN_SIGMA`` grid units (``_pld_accounting``)."""
+        deviation to be at least ``PLD_MIN_SIGMA`` grid units (:mod:`dptrees.privacy.pld`)."""
         releases = [(sensitivity, self.update_noise_multiplier, dimension)]
         if self.clip.adaptive:
             releases.append((0.5, 2.0 * self.clip.bit_noise_multiplier, 1))

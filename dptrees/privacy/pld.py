@@ -48,9 +48,10 @@ import math
 from collections import Counter
 from typing import Self
 
-from dptrees.accounting import _as_real, _check_count, _check_delta, _check_epsilon, \
-    _check_positive_finite, _dp_accounting
 from dptrees.mechanisms import gaussian_grid
+from dptrees.privacy._values import _as_real, _check_count, _check_delta, _check_epsilon, \
+    _check_positive_finite
+from dptrees.privacy.rdp_curves import _dp_accounting
 
 __all__ = ["PLDAccountant", "PLD_MAX_EPSILON", "PLD_MIN_SIGMA", "PLD_NOISE_FACTOR",
            "check_pld_coupling", "pld_gaussian_budget"]
