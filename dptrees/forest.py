@@ -97,27 +97,10 @@ def auto_n_thresholds(n_bins):
     feature's histogram, summed up to each edge). ``n_bins - 1`` edges would make every
     drawn feature greedy; half keeps the trees random.
 
-    Measured on the validation split of Adult's ``adult.data``
-    (``experiments/small_eps_trees.py --validation``, library defaults, 20 seeds,
-    accuracy / ROC AUC, ``partition=False``): 1 edge (before) 0.7717 / 0.7646,
-    0.7829 / 0.7812, 0.8165 / 0.8242, 0.8186 / 0.8294 at epsilon 0.05, 0.1, 0.5, 1; this
-    rule (20 of 39 edges) 0.7755 / 0.7717, 0.8078 / 0.8018, 0.8295 / 0.8321,
-    0.8350 / 0.8482 (``partition=True`` alike; epsilon 0.01 grows the root alone).
-    Accuracy rose with the number of edges at epsilon 0.5-1 (10 seeds, epsilon 1:
-    0.820, 0.823, 0.824, 0.831, 0.835, 0.836, 0.840 for 1, 2, 4, 8, 16, 24, 39 edges),
-    with no clear trend at epsilon 0.05-0.1.
-
-    Regression, California Housing (``experiments/etr_thresholds_sweep.py``: validation
-    rows of the first 3 folds of ``experiments/reproduce_hoang2020.py``, library defaults,
-    20 seeds, MAE on a [0, 1] target; the fit rows' exact mean scores 0.1876), at epsilon
-    0.1, 0.25, 0.5, 1, 2: 1 edge (before) 0.1833, 0.1787, 0.1759, 0.1696, 0.1657; this
-    rule 0.1866, 0.1776, 0.1740, 0.1665, 0.1555; ``partition=True`` 1 edge 0.1834,
-    0.1804, 0.1780, 0.1736, 0.1732, this rule 0.1850, 0.1796, 0.1759, 0.1700, 0.1623.
-    The paired differences exceed twice their standard error at epsilon 1-2 (in the
-    rule's favour) and not at 0.25-0.5; at 0.1 without partition the rule was worse,
-    +0.0033 +- 0.0020, which 140 more seeds did not repeat (+0.0011 +- 0.0019 over 40,
-    +0.0000 +- 0.0011 over 100). On Wine Quality (1,023 fit rows, 100 seeds) no
-    difference exceeded the noise at any of these epsilons.
+    Chosen on validation rows of Adult and California Housing (library defaults, 20
+    seeds; ``experiments/small_eps_trees.py --validation``,
+    ``experiments/etr_thresholds_sweep.py``); the figures are in
+    ``experiments/RESULTS.md``.
 
     Privacy: reads only the public ``n_bins``; nothing is spent, and the candidates
     still read no data.
@@ -263,10 +246,6 @@ class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
     _parameter_constraints = {**_BaseDPForest._parameter_constraints,
                               **_RegressionTreeMixin._regression_constraints}
 
-    def _record_fit(self, data, epsilon, budget):
-        super()._record_fit(data, epsilon, budget)
-        self._record_targets(data)
-
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' predictions (post-processing: no privacy cost)."""
         return self._average(X)
@@ -276,18 +255,9 @@ class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPFo
     _parameter_constraints = {**_BaseDPForest._parameter_constraints,
                               **_ClassificationTreeMixin._classification_constraints}
 
-    def _record_fit(self, data, epsilon, budget):
-        super()._record_fit(data, epsilon, budget)
-        self._record_targets(data)
-
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' class probabilities (post-processing)."""
         return self._average(X)
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The most probable class under the averaged probabilities."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
 
 _COMMON_DOC = """
@@ -451,13 +421,12 @@ _AUTO_TREES_DOC = """
         was 10 before."""
 _AUTO_THRESHOLDS_DOC = """
         ``"auto"``: :func:`auto_n_thresholds` of ``n_bins``, half the edges rounded up
-        (20 for 40 bins; a rule in the public ``n_bins`` only). It was 1 before: on
-        Adult at epsilon 1 half the edges gained 1.6 points of accuracy (validation
-        split, ``experiments/small_eps_trees.py``)."""
-_MAX_FEATURES_NOTE = """ The
-        classifier's default was ``"sqrt"``: on Adult all features (one random edge each)
-        gained 4-5 points of accuracy at epsilon 0.5-1 (``experiments/small_eps_trees.py``).
-        The candidates are drawn without reading the data whatever ``K``."""
+        (20 for 40 bins; a rule in the public ``n_bins`` only), chosen on validation
+        rows (:func:`auto_n_thresholds`)."""
+_MAX_FEATURES_NOTE = """ All
+        features beat ``"sqrt"`` on validation rows of Adult
+        (``experiments/small_eps_trees.py``). The candidates are drawn without reading
+        the data whatever ``K``."""
 
 
 @estimator_doc(
@@ -480,10 +449,8 @@ class DPExtraTreesRegressor(_RegressionForest):
     n_thresholds_type='int or "auto"', n_thresholds_default='"auto"',
     n_thresholds_auto="""
         ``"auto"``: :func:`auto_n_thresholds` of ``n_bins``, half the edges rounded up
-        (20 for 40 bins; a rule in the public ``n_bins`` only). It was 1 before: on
-        California Housing half the edges lowered the MAE by 0.010-0.011 at epsilon 2
-        and by 0.003-0.004 at epsilon 1, and were within the noise at 0.1-0.5
-        (validation rows, ``experiments/etr_thresholds_sweep.py``).""") + """
+        (20 for 40 bins; a rule in the public ``n_bins`` only), chosen on validation
+        rows (:func:`auto_n_thresholds`).""") + """
     leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
         the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """

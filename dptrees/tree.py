@@ -36,6 +36,7 @@ from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
+from dptrees._prediction import MostProbableClassMixin
 from dptrees._report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
 from dptrees._sources import (
@@ -512,6 +513,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         self.budget_ = dict(budget)
         self.max_depth_ = self._fit_max_depth
         self.privacy_ledger_ = self._tree_ledger(budget)
+        self._record_targets(data)
 
     def _trees_per_record(self):
         """Trees a record is in (forests override this)."""
@@ -602,7 +604,7 @@ class _RegressionTreeMixin:
         self.y_bounds_ = (data.y_lower, data.y_upper)
 
 
-class _ClassificationTreeMixin:
+class _ClassificationTreeMixin(MostProbableClassMixin):
     """Classification specifics: Gini utility, noisy class-count leaves."""
 
     _classification_constraints = {
@@ -824,10 +826,6 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     _parameter_constraints = {**_BaseDPTree._parameter_constraints,
                               **_RegressionTreeMixin._regression_constraints}
 
-    def _record_fit(self, data, epsilon, budget):
-        super()._record_fit(data, epsilon, budget)
-        self._record_targets(data)
-
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted targets: the released value of each sample's leaf.
 
@@ -913,16 +911,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     _parameter_constraints = {**_BaseDPTree._parameter_constraints,
                               **_ClassificationTreeMixin._classification_constraints}
 
-    def _record_fit(self, data, epsilon, budget):
-        super()._record_fit(data, epsilon, budget)
-        self._record_targets(data)
-
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities of each sample's leaf (post-processing: no privacy cost)."""
         codes = self._codes(X)
         return self.tree_.predict(codes)
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The most probable class of each sample's leaf."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]

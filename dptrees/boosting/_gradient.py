@@ -176,28 +176,10 @@ __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
 _HESSIAN_SHARE = 0.2
 _MAX_ROWS = 2**31 - 1
 #: ``select_depth="auto"`` selects the top ``k`` levels of every tree by the exponential
-#: mechanism when ``epsilon * noisy record count`` is at least the ``k``-th entry (the
-#: deepest level whose threshold is reached; at most ``max_depth``). Below a threshold the
-#: selection's share of the budget is worth more as leaf accuracy. Chosen on validation
-#: rows of Adult, California Housing, Adult-age, Mushroom and Nursery
-#: (``experiments/selected_splits_sweep.py``, ``--deeper`` for the second level).
-#:
-#: * The root, from 1,000: with the regressor's ``noise_reg=8`` and the classifier's
-#:   ``gradient_clip="auto"``, every cell from 1,000 to 4,000 favoured the selected roots
-#:   or tied (California MAE -0.0006 at 1,500 and 3,700; Adult AUC +0.001 at 1,200,
-#:   +0.005 at 2,300; Mushroom accuracy +0.013 at 1,600; Nursery +0.005 at 1,000, +0.012
-#:   at 2,600), and they won clearly above; below 1,000 the cells were mixed.
-#: * The second level, from 10,000: from about 6,500 up every cell favoured it or tied
-#:   (California MAE -0.0005 at 7,400, -0.0016 at 15,000, -0.0029 at 30,000; Nursery
-#:   accuracy +0.005 at 10,000 and 21,000; Mushroom +0.003 at 6,500; Adult AUC -0.0005 at
-#:   12,000 and +0.0013 at 47,000, within noise; Adult-age MAE -0.001), below it the
-#:   cells were mixed (Nursery -0.002 at 5,200, Adult -0.002 at 5,800).
-#:
-#: A third level gained about as much again from 30,000 (California -0.0016 at 30,000;
-#: Nursery +0.001 to +0.002), but it costs another pass over the rows per tree (a
-#: boosting round on 1,000,000 x 20 rows, ``benchmarks/bench_boosting.py``: 17.5 ms with
-#: no selected level, 36.6 ms with two, about 10 ms a level), so "auto" stops at two:
-#: ``select_depth=3`` asks for it.
+#: mechanism when ``epsilon * noisy record count`` is at least the ``k``-th entry (at most
+#: ``max_depth``): below it the selection's share is worth more as leaf accuracy. Chosen
+#: on validation rows of five data sets (``experiments/selected_splits_sweep.py``;
+#: figures in ``experiments/RESULTS.md``).
 SELECT_LEVEL_EPS_ROWS = (1_000, 10_000)
 #: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
 #: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
@@ -212,13 +194,10 @@ def auto_gradient_clip(epsilon):
     then ``epsilon / 8`` up to 1 (no clipping of ``p - y``) from ``epsilon = 8``.
 
     A public function of ``epsilon`` only. A smaller clip lowers the sensitivity, hence
-    the noise, of every release, at the price of a bias on badly fitted records. On
-    validation rows of Adult, Mushroom and Nursery
-    (``experiments/boosting_defaults_sweep.py --param gradient_clip``, 5 or 6 fits a
-    cell) 0.5 beat 1 at every epsilon from 0.05 to 1 (Adult ROC AUC +0.005 at 0.05,
-    +0.006 at 0.1, +0.002 at 1; Nursery accuracy +0.12 at 0.05, +0.02 at 1), was even at
-    2 and 4 on Adult and Mushroom, and lost at 8 (Adult AUC -0.002, Mushroom accuracy
-    -0.006).
+    the noise, of every release, at the price of a bias on badly fitted records. Chosen
+    on validation rows of Adult, Mushroom and Nursery
+    (``experiments/boosting_defaults_sweep.py --param gradient_clip``; figures in
+    ``experiments/RESULTS.md``).
     """
     return min(1.0, max(0.5, float(epsilon) / 8.0))
 
@@ -625,10 +604,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
         choices: 0, and with ``split="auto"``, Gaussian noise accounted in Renyi DP and no
         subsample, 1 up to ``len(SELECT_LEVEL_EPS_ROWS)`` (at most ``max_depth``). (With
-        Laplace noise the selection's share of each tree's pure epsilon cost the leaves
-        more than it gave on validation rows: California lost at every eps from 0.5 to 4,
-        Adult was within noise; ``experiments/selected_splits_sweep.py --noise laplace``.
-        PLD accounting has no event for it.)"""
+        Laplace noise the selection cost the leaves more than it gave on validation rows,
+        ``experiments/selected_splits_sweep.py --noise laplace``; PLD accounting has no
+        event for it.)"""
         if not isinstance(self.select_depth, str):
             return (self.select_depth,)
         if self.split == "auto" and self.subsample is None and self._gaussian_rdp():

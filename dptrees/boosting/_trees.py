@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._core import _histogram
 from dptrees._importances import ensemble_importances
 from dptrees._sources._rows import start_scores
+from dptrees._prediction import MostProbableClassMixin
 from dptrees._tree_structure import Tree
 from dptrees.validation import check_features
 
@@ -140,7 +141,7 @@ class BoostedRegressorMixin(BoostedTreesMixin):
             yield self._to_target(raw)
 
 
-class BoostedClassifierMixin(BoostedTreesMixin):
+class BoostedClassifierMixin(MostProbableClassMixin, BoostedTreesMixin):
     """Predictions of a log-loss ensemble; ``_loss`` maps raw scores to probabilities."""
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
@@ -152,11 +153,6 @@ class BoostedClassifierMixin(BoostedTreesMixin):
         """Class probabilities, shape (n_samples, n_classes)."""
         raw = self._raw(X)
         return self._loss.proba(raw)
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The most probable class of each sample."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Class probabilities after each round, for learning curves."""
