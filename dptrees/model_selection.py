@@ -1,159 +1,14 @@
 """Private hyperparameter search with a proven total cost.
 
-:class:`DPRandomSearch` tunes any dptrees estimator (anything with ``epsilon`` and
-``accountant`` parameters that reports ``epsilon_spent_``) on private data and releases
-the best trial's parameters and fitted model. Its total cost, for add/remove-one
-neighbouring datasets and whatever the number of trials, is
-
-* ``epsilon``-DP (pure DP) with ``delta = 0``, the default: pure-DP trials (e.g. gradient
-  boosting with ``noise="laplace"``, trees, forests), Liu & Talwar's random stopping;
-* ``(epsilon, delta)``-DP with ``delta > 0``: zCDP trials (the Gaussian noise of
-  gradient boosting's and the explainable boosting machine's defaults), Papernot &
-  Steinke's Renyi-DP selection. See "Renyi search" below.
-
-The pure search is described first; the Renyi search differs in three places only.
-
-Algorithm
----------
-Given the total ``epsilon`` and a public ``mean_trials = 1 / gamma``:
-
-1. Spend ``(epsilon, 0)`` from the accountant, once, before reading the data.
-2. Split the rows: every record independently goes to the *validation* part with public
-   probability ``validation_fraction`` and to the *fit* part otherwise (one coin per
-   record, independent of the data and of every other coin). The split is drawn once.
-3. Repeat *trials* until a stopping coin says stop. One trial ``Q``:
-
-   a. draw candidate parameters ``theta`` from ``param_distributions`` with a generator
-      that reads no data;
-   b. fit a clone of the estimator with ``theta`` and ``epsilon_t = epsilon / 3`` on the
-      fit part (its own unlimited ``BudgetAccountant``, so nothing is spent twice; a
-      trial whose estimator reports another ``epsilon_spent_``, or any delta, raises);
-   c. release a noisy validation score ``s`` of that model on the validation part,
-      ``epsilon_t``-DP (see *Scores* below), and a tie-breaking key ``u ~ U(0, 1)``
-      drawn without the data.
-
-   After each trial, stop with probability ``gamma``; so the number of trials ``K`` is
-   geometric on ``{1, 2, ...}``: ``P[K = k] = gamma (1 - gamma)**(k - 1)``, mean
-   ``1 / gamma``. ``K`` is drawn independently of the data, but it is *not* part of the
-   release: see "What is not covered" below.
-4. Release only the trial with the largest ``(s, u)`` (lexicographic): its parameters,
-   its fitted model and its noisy score. No other score is released. The model is
-   released with the user's ``accountant`` and ``random_state`` in place of the trial's:
-   no trial generator (with a user-given seed, trials are seeded from it; without one,
-   from fresh OS entropy) and no unlimited accountant leaves the fit.
-
-Scores
-------
-Both scores are of a *fixed* model on the validation part, so a record of the validation
-part changes them by its own contribution only:
-
-``"accuracy"``
-    the number of correct predictions plus exact discrete Laplace noise of scale
-    ``1 / epsilon_t`` (:func:`dptrees.mechanisms.noisy_count`). Sensitivity 1: adding or
-    removing one validation record changes the count of correct predictions by 0 or 1.
-    All trials share the validation part, so ranking by counts is ranking by accuracy;
-    ``best_score_`` is this noisy count (validation rows are not counted, which would cost
-    budget).
-``"neg_mean_absolute_error"``
-    minus the sum of absolute errors clipped to the public ``[0, error_bound]``, with
-    :func:`dptrees.mechanisms.noisy_sum` (fixed-point sum plus discrete Laplace noise).
-    Sensitivity ``error_bound`` (rounded up to the fixed-point grid inside ``noisy_sum``):
-    one record adds or removes one clipped error.
-
-With ``fit(X, y, sample_weight=w)`` (weights in [0, 1], for estimators that take them) the
-trials fit on the fit part's weights, and the scores weigh each validation record:
-the weighted number of correct predictions (a fixed-point sum of values in [0, 1],
-:func:`~dptrees.mechanisms.noisy_sum`, sensitivity 1) or the weighted sum of clipped
-errors (each ``w * min(error, error_bound)`` in ``[0, error_bound]``, sensitivity
-``error_bound``). A record still adds or removes at most what an unweighted one does, so
-the proof below is unchanged.
-
-Proof of the total cost
------------------------
-*One trial is* ``epsilon_t``*-DP.* Let ``D' = D + {r}``. Condition on the coins of all
-records other than ``r`` (identically distributed under ``D`` and ``D'``) and on ``r``'s
-coin. If ``r`` is in the fit part, the validation parts are equal; the fit is
-``epsilon_t``-DP (the estimator's own guarantee, with its own accountant reporting
-exactly ``epsilon_t``) and the score is a post-processing of the model with the same
-validation data, so ``Q`` is ``epsilon_t``-DP. If ``r`` is in the validation part, the fit
-parts are equal, the model has the same distribution, and given the model the score is
-``epsilon_t``-DP (sensitivities above); so again ``Q`` is ``epsilon_t``-DP (parallel
-composition: the fit and the score read disjoint records). ``theta`` and ``u`` are drawn
-without the data. Since the mixture weights (``r``'s coin) are the same under ``D`` and
-``D'``, the unconditional output is also ``epsilon_t``-DP; and given the split, trials
-are independent and identically distributed.
-
-*The best of a geometric number of trials is* ``3 epsilon_t``*-DP.* This is the
-random-stopping result of Liu & Talwar 2019 ("Private selection from private candidates",
-STOC 2019, arXiv:1811.07971, Section 3: the best of a geometric number of runs of an
-``epsilon``-DP algorithm is ``3 epsilon``-DP); Papernot & Steinke 2022 ("Hyperparameter
-tuning with Renyi differential privacy", ICLR 2022) extend it to other distributions of
-the number of runs and to Renyi DP. We rely on neither paper's theorem numbering: the
-proof is short, so here it is in full, for an output ``y`` of a trial (trials are
-ordered by ``(s, u)``; ties have probability 0 through ``u``). With ``q = P[Q(D) = y]``
-(a density if needed), ``B = P[Q(D) > y]``, ``B+ = P[Q(D) >= y]``, ``G = 1 - B+`` (so
-``G + q = 1 - B``) and the generating function
-``sum_k gamma (1 - gamma)**(k - 1) x**k = gamma x / (1 - (1 - gamma) x)``:
-
-    P[A(D) = y] = sum_k gamma (1 - gamma)**(k - 1) ((G + q)**k - G**k)
-                = gamma q / ((gamma + (1 - gamma) B) (gamma + (1 - gamma) B+)).
-
-``Q`` is ``epsilon_t``-DP, so from ``D`` to ``D'`` the numerator ``q`` changes by a factor
-in ``[e**-epsilon_t, e**epsilon_t]``, and each factor of the denominator, ``gamma + (1 -
-gamma) P[event]`` with ``gamma`` fixed, also by such a factor (because ``e**epsilon_t >= 1``
-multiplies the fixed ``gamma`` by at least 1). The ratio of output probabilities is hence
-within ``e**(+-3 epsilon_t)``: the search is ``3 epsilon_t = epsilon``-DP, conditionally on
-the split and therefore (same mixture argument as above) unconditionally. Releasing the
-winning trial's model (instead of refitting on all the data) is part of ``y``, so it costs
-nothing more. The bound does not depend
-on ``mean_trials``: more trials explore more settings at the same cost, but take longer.
-
-Hence the per-trial budget: ``epsilon_t = epsilon / 3`` for every ``mean_trials``.
-
-*What is not covered:* the number of trials ``K`` (kept only in the private attribute
-``_n_trials``, for tests and diagnostics, and visible in the running time).
-``K`` alone is independent of the data, but together with the winner it is not covered by
-the argument above (``P[A = y, K = k]`` contains ``G**(k - 1)``, whose ratio between
-neighbours can reach ``e**((k - 1) epsilon_t)``: the best of many trials says more than
-the best of one). Publish ``best_params_``, ``best_estimator_`` and ``best_score_`` only.
-
-With ``delta = 0`` this requires *pure* DP trials: a trial that reports a positive
-``delta_spent_`` raises.
-
-Renyi search (``delta > 0``)
-----------------------------
-For trials with Gaussian noise, whose guarantee is zero-concentrated DP, the search uses
-the Renyi-DP analysis of Papernot & Steinke 2022 (theorem 2). It spends ``(epsilon,
-delta)`` once; otherwise three changes:
-
-* *The number of trials* ``K`` is drawn once, before the first trial and without the
-  data, from the logarithmic distribution ``P[K = k] = (1 - gamma)**k / (k log(1 /
-  gamma))`` (the truncated negative binomial of shape 0), with ``gamma`` set so that its
-  mean is ``mean_trials`` (rounded up, which can only lower the mean and ``log(1 /
-  gamma)``, the two terms of the bound); ``mean_trials = 1`` is exactly one trial.
-  ``K`` is kept private as before.
-* *One trial is* ``rho_t``*-zCDP*: its fit gets ``(epsilon_t, delta)``, the conversion of
-  just under ``rho_t``, and must report a Renyi accountant (``rdp_accountant_``) whose
-  curve is at most ``rho_t * alpha`` at every order ``alpha`` of the search's accounting
-  (checked after each fit; a trial that is not, e.g. a Poisson-subsampled fit or one with
-  Laplace noise, raises). Its score gets discrete Gaussian noise, ``rho_t``-zCDP
-  (:func:`dptrees.mechanisms.gaussian_mechanism`, sensitivities as above: 1, or
-  ``error_bound`` after an exact fixed-point sum). The argument above carries over with
-  Renyi divergences: given the split, the trial reads ``r`` either in its fit or in its
-  score, so it is ``rho_t``-zCDP either way; the mixture over ``r``'s coin has the same
-  weights under both neighbours, and ``exp((alpha - 1) D_alpha)`` is jointly convex, so
-  the unconditional divergence is at most the largest conditional one.
-* *The best of the trials* is ``(alpha, eps'(alpha))``-RDP with ``eps'(alpha) = rho_t
-  alpha + log(mean_trials) / (alpha - 1) + min_b [(b - 1) rho_t + log(1 / gamma) / b]``
-  (:meth:`dptrees.accounting.RDPAccountant.compose_best_of_zcdp`, computed by
-  ``dp-accounting``), given the split and hence, by the same mixture argument,
-  unconditionally; converted to ``(epsilon, delta)`` as every Renyi guarantee in
-  dptrees. ``rho_t`` (:func:`trial_rho`) is the largest whose conversion is at most
-  ``epsilon``; with ``mean_trials = 10`` and ``delta = 1e-6`` it is about 37 % of the
-  ``rho`` of one fit at the whole ``epsilon``.
-
-The search *is* data-dependent in one more way: an exception raised by a trial (e.g. an
-empty fit part) is visible. Use enough rows.
+:class:`DPRandomSearch` tunes any dptrees estimator on private data and releases the best
+trial's parameters, fitted model and noisy score. Guarantee, for add/remove-one
+neighbours and whatever the number of trials: ``epsilon``-DP with ``delta = 0`` (pure-DP
+trials at ``epsilon / 3`` each, Liu & Talwar's random stopping), ``(epsilon, delta)``-DP
+with ``delta > 0`` (zCDP trials, Papernot & Steinke's Renyi-DP selection). Each trial
+fits on a fit part and is scored with noise on a disjoint validation part: the score's
+sensitivity is 1 (accuracy: a count of correct predictions) or ``error_bound`` (clipped
+absolute errors). The number of trials is not released. The proof: "Privacy proofs,
+private search" in the documentation (``docs/proofs/search.rst``).
 """
 
 from __future__ import annotations
@@ -210,7 +65,8 @@ _EPS_RTOL = 1e-9
 
 
 def trial_epsilon(epsilon: float) -> float:
-    """Per-trial epsilon of a search of total ``epsilon``: ``epsilon / 3`` (see module doc).
+    """Per-trial epsilon of a search of total ``epsilon``: ``epsilon / 3``
+    (proof: ``docs/proofs/search.rst``).
 
     Parameters
     ----------
@@ -229,7 +85,7 @@ def trial_rho(epsilon: float, delta: float, mean_trials: float) -> float:
 
     The largest ``rho`` such that the best of a logarithmic number of ``rho``-zCDP trials
     with mean ``mean_trials`` is ``(epsilon, delta)``-DP
-    (:func:`dptrees.accounting.best_of_zcdp_budget`; see the module doc).
+    (:func:`dptrees.accounting.best_of_zcdp_budget`; proof: docs/proofs/search.rst).
 
     Parameters
     ----------
@@ -371,7 +227,8 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
     ``epsilon``-DP; with ``delta > 0`` they are zCDP (Gaussian noise, the boosting
     estimators' default) and the search is ``(epsilon, delta)``-DP, each trial getting
     about a third of the ``rho`` of one fit at ``epsilon``. For add/remove-one
-    neighbours; the proofs are in the module docstring.
+    neighbours; the proofs are in "Privacy proofs, private search"
+    (``docs/proofs/search.rst``).
 
     Parameters
     ----------
@@ -545,7 +402,7 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
     # -- fit ---------------------------------------------------------------------------
 
     def _trial_budget(self, epsilon, delta, mean_trials, est_params):
-        """Each trial's budget, from the public parameters only (see the module doc)."""
+        """Each trial's budget, from the public parameters only (docs/proofs/search.rst)."""
         if delta == 0:
             return _TrialBudget(trial_epsilon(epsilon), 0.0, None)
         if "delta" not in est_params:

@@ -9,7 +9,7 @@
 * scikit-learn compatibility (``parametrize_with_checks``).
 * Audits (``dptrees.audit``) on adversarial neighbouring datasets (one record with the
   extreme gradient in an otherwise constant dataset). The per-release audits REPLAY the
-  releases a real fit makes: a recorder wraps ``_NoisePlan.release`` during a real
+  releases a real fit makes: a recorder wraps ``ReleasePlan.release`` during a real
   ``_grow`` (or fit) on ``D1`` and on ``D0 = D1`` minus the record (same context, same
   structure generator), and the sampler re-runs exactly those calls -- the library's own
   exact sums, stated sensitivities, budgets and noise -- with fresh randomness. That is
@@ -40,6 +40,7 @@ from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingReg
 from dptrees._sources import _array, _rows
 from dptrees.boosting import _split_prior
 from dptrees.boosting import _gradient
+from dptrees.privacy.release_plan import ReleasePlan
 
 BOUNDS = (0.0, 1.0)
 
@@ -524,12 +525,12 @@ N_CAL_CONTROL, N_TEST_CONTROL = 2_000, 10_000  # the controls leak grossly
 
 
 def record_releases(monkeypatch):
-    """Record every ``_NoisePlan.release`` call (arguments and output) from now on.
+    """Record every ``ReleasePlan.release`` call (arguments and output) from now on.
 
     Returns ``(calls, release)``: ``release`` is the function that was in effect before
     (so a positive control patched earlier is kept when replaying)."""
     calls = []
-    real = _gradient._NoisePlan.release
+    real = ReleasePlan.release
 
     def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
                 label="release", **details):
@@ -540,7 +541,7 @@ def record_releases(monkeypatch):
                           noise=self.noise, out=np.array(out, dtype=float, copy=True)))
         return out
 
-    monkeypatch.setattr(_gradient._NoisePlan, "release", release)
+    monkeypatch.setattr(ReleasePlan, "release", release)
     return calls, real
 
 
@@ -554,7 +555,7 @@ def replay_sampler(calls, release, statistic):
     noise = calls[0]["noise"]
 
     def sampler(n, rng):
-        plan = _gradient._NoisePlan(noise, 1.0, 1e-6 if noise == "gaussian" else 0.0)
+        plan = ReleasePlan(noise, 1.0, 1e-6 if noise == "gaussian" else 0.0)
         plan.rdp = _NoAccounting()  # only the noise matters here, not the bookkeeping
         out = np.empty(n)
         for i in range(n):
@@ -929,13 +930,13 @@ def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypa
 
 
 def ignore_feature_factor(monkeypatch):
-    real = _gradient._NoisePlan.release
+    real = ReleasePlan.release
 
     def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
                 label="release", **details):
         return real(self, values, sensitivity, budget, rng)  # forgets the cells
 
-    monkeypatch.setattr(_gradient._NoisePlan, "release", release)
+    monkeypatch.setattr(ReleasePlan, "release", release)
 
 
 @pytest.mark.parametrize("split", ["private", "guided"])
@@ -1018,7 +1019,7 @@ def test_gaussian_leaf_noise_has_the_documented_std(monkeypatch):
 
 
 def test_gaussian_histogram_noise_has_the_documented_std():
-    plan = _gradient._NoisePlan("gaussian", 1.0, 1e-6)
+    plan = ReleasePlan("gaussian", 1.0, 1e-6)
     p, sens, budget = 9, 0.25, 0.01
     out = plan.release(np.zeros((2, p, 64)), sens, budget, np.random.default_rng(1), p)
     std = sens * math.sqrt(p) / math.sqrt(2 * budget)
@@ -1034,7 +1035,7 @@ def test_laplace_histogram_sensitivity_is_the_exact_cell_count():
     """L1 sensitivity of a record in ``p`` cells is ``p`` bounds exactly: for ``p = 3``
     ``sqrt(3)**2`` is an ulp below 3, which would under-noise by that much."""
     assert math.sqrt(3) ** 2 < 3
-    plan = _gradient._NoisePlan("laplace", 1.0, 0.0)
+    plan = ReleasePlan("laplace", 1.0, 0.0)
     plan.release(np.zeros((3, 8)), 0.5, 0.1, np.random.default_rng(1), 3)
     (entry,) = plan.ledger()
     assert entry["sensitivity"] == 1.5 and entry["norm"] == "L1"

@@ -35,6 +35,7 @@ from dptrees.boosting._split_prior import (
     with_first_bins,
 )
 from dptrees.boosting._trees import draw_random_structure
+from dptrees.privacy.release_plan import ReleasePlan
 from support import (boosting_classifier, boosting_makers, one_hot_columns,
                      one_informative_feature)
 
@@ -158,7 +159,7 @@ def test_guided_spends_its_budget_once_and_records_the_prior(make, n_outputs, no
 
 
 def test_prior_budget_is_the_split_fraction_of_what_the_initial_score_leaves():
-    plan = _gradient._NoisePlan("laplace", 2.0, 0.0)
+    plan = ReleasePlan("laplace", 2.0, 0.0)
     est = boosting_classifier(split="guided", split_fraction=0.25, init_fraction=0.1)
     init, prior, leaf, level = est._tree_budgets(plan, 10, "guided")
     assert math.isclose(init, 0.1 * plan.total)

@@ -18,7 +18,7 @@ import pytest
 from dptrees import BudgetAccountant, DPGradientBoostingRegressor
 from dptrees.privacy.pld import PLD_MIN_SIGMA, PLD_NOISE_FACTOR
 from dptrees.accounting import PLDAccountant, RDPAccountant
-from dptrees.boosting._gradient import _NoisePlan
+from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.federated import INTEGER_ORDERS, DPAggregator, FixedClip
 
 
@@ -98,8 +98,8 @@ def test_federated_protocol_with_pld_runs_more_rounds_within_the_bound():
 
 def test_gradient_boosting_with_pld_gets_more_budget_and_stays_within_it():
     for eps in (0.1, 1.0):
-        assert (_NoisePlan("gaussian", eps, 1e-6, "pld").total
-                > 1.1 * _NoisePlan("gaussian", eps, 1e-6, "rdp").total)
+        assert (ReleasePlan("gaussian", eps, 1e-6, "pld").total
+                > 1.1 * ReleasePlan("gaussian", eps, 1e-6, "rdp").total)
     rng = np.random.default_rng(0)
     X = rng.random((3000, 3))
     y = X[:, 0] + 0.1 * rng.random(3000)

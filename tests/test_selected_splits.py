@@ -3,7 +3,7 @@
 
 * the utility: ``|G_left| + |G_right|`` of every threshold, exactly; one record moves every
   utility by at most its clipped gradient (the stated sensitivity), on random sums;
-* the selection: :meth:`_NoisePlan.select` draws in proportion to ``prior * exp(epsilon u /
+* the selection: :meth:`ReleasePlan.select` draws in proportion to ``prior * exp(epsilon u /
   (2 S))`` (a chi-squared test of the frequencies, with a power check);
 * the fit: what ``select_depth="auto"`` resolves to (the threshold, an explicit split,
   subsampling, PLD accounting, releases it cannot realise), bit for bit the explicit
@@ -26,8 +26,10 @@ from scipy import stats as sps
 from dptrees import BudgetAccountant
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 from dptrees.boosting import _gradient, _split_selection
-from dptrees.boosting._split_selection import base_measure_shift, split_utilities
+from dptrees.boosting._split_selection import split_utilities
 from dptrees.mechanisms import exponential_mechanism
+from dptrees.privacy import release_plan
+from dptrees.privacy.release_plan import ReleasePlan, base_measure_shift
 from support import ALPHA, boosting_classifier, boosting_makers, one_informative_feature
 
 # -- the utility ------------------------------------------------------------------------
@@ -79,7 +81,7 @@ def selection_frequencies(plan, utilities, budget, prior, n, seed):
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])
 def test_selection_draws_in_proportion_to_prior_times_the_exponential_weight(noise):
-    plan = _gradient._NoisePlan(noise, 1.0, 1e-6)
+    plan = ReleasePlan(noise, 1.0, 1e-6)
     utilities = np.array([0.0, 1.0, 2.0, 3.0, 0.5, 2.5])
     prior = np.array([0.3, 0.1, 0.2, 0.05, 0.25, 0.1])
     budget = 0.5 if noise == "gaussian" else 2.0  # a selection epsilon of 2
@@ -95,7 +97,7 @@ def test_selection_draws_in_proportion_to_prior_times_the_exponential_weight(noi
 
 
 def test_selection_is_composed_once_per_level():
-    plan = _gradient._NoisePlan("gaussian", 1.0, 1e-6)
+    plan = ReleasePlan("gaussian", 1.0, 1e-6)
     u = np.zeros(4)
     rng = np.random.default_rng(0)
     plan.select(u, 1.0, 0.01, rng, label="one level")
@@ -177,7 +179,7 @@ def test_impossible_combinations_are_refused_before_anything_is_spent(params, ma
 @pytest.mark.parametrize("split", ["random", "guided"])
 @pytest.mark.parametrize("depth", [1, 2])
 def test_structure_budget_is_the_split_fraction_of_each_tree(split, depth):
-    plan = _gradient._NoisePlan("gaussian", 2.0, 1e-6)
+    plan = ReleasePlan("gaussian", 2.0, 1e-6)
     est = boosting_classifier(split_fraction=0.25, init_fraction=0.1)
     init, prior, leaf, level = est._tree_budgets(plan, 10, split, depth)
     per_tree = (plan.total - init - prior) / 10
@@ -231,13 +233,13 @@ def test_selected_roots_find_the_informative_feature_and_beat_blind_splits():
 
 def test_guided_trees_select_with_their_prior_as_base_measure(monkeypatch):
     seen = []
-    real = _gradient._NoisePlan.select
+    real = ReleasePlan.select
 
     def select(self, utilities, sensitivity, budget, rng, base_measure=None, **kw):
         seen.append(base_measure)
         return real(self, utilities, sensitivity, budget, rng, base_measure, **kw)
 
-    monkeypatch.setattr(_gradient._NoisePlan, "select", select)
+    monkeypatch.setattr(ReleasePlan, "select", select)
     X, y = one_informative_feature()
     est = boosting_classifier(epsilon=4.0, split="guided", select_depth=1).fit(X, y)
     assert len(seen) == 10 and all(b is est.split_priors_[0] for b in seen)
@@ -256,14 +258,14 @@ def recorded_selection(monkeypatch, n_records):
     """The root selection's final utilities, sensitivity and epsilon in a depth-1, one-tree
     fit on the first ``n_records`` of the audit's data (initial score fixed at 0.5)."""
     calls = []
-    real = _gradient.exponential_mechanism
+    real = release_plan.exponential_mechanism
 
     def spy(utilities, *, sensitivity, epsilon, random_state):
         calls.append((np.array(utilities, copy=True), sensitivity, epsilon))
         return real(utilities, sensitivity=sensitivity, epsilon=epsilon,
                     random_state=random_state)
 
-    monkeypatch.setattr(_gradient, "exponential_mechanism", spy)
+    monkeypatch.setattr(release_plan, "exponential_mechanism", spy)
     monkeypatch.setattr(_gradient._BoostingFitMixin, "_initial_score",
                         staticmethod(lambda *args: (np.array([0.0]), 1e6)))
     # D1's last record: label 1 in bin 0 (gradient -0.5 at score 0). D0: one label-1

@@ -16,7 +16,7 @@ from dptrees import BudgetAccountant, DPGradientBoostingClassifier, DPGradientBo
 from dptrees.accounting import INTEGER_ORDERS, RDPAccountant, zcdp_budget
 from dptrees.audit import audit_epsilon
 from dptrees._sources._rows import poisson_sample
-from dptrees.boosting._gradient import subsampled_gaussian_budget
+from dptrees.privacy.release_plan import subsampled_gaussian_budget
 from dptrees.mechanisms import gaussian_mechanism
 
 

@@ -75,11 +75,11 @@ from dptrees.boosting._gradient import (
     _START_AND_PUBLIC_INPUTS_DOC,
     _BoostingFitMixin,
     _LogLossFit,
-    _NoisePlan,
     _SquaredErrorFit,
 )
 from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
+from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -186,7 +186,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         n, n_features = source.n_samples, source.n_features
         warn_weak_delta(delta, n)
         n_out = loss.n_outputs
-        plan = _NoisePlan("gaussian", epsilon, delta)
+        plan = ReleasePlan("gaussian", epsilon, delta)
         init_budget = self.init_fraction * plan.total
         auto_active = isinstance(self.max_active, str)
         density_budget = _DENSITY_SHARE * plan.total if auto_active else 0.0

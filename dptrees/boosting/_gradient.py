@@ -1,94 +1,18 @@
 """Differentially private histogram-based gradient boosting.
 
-Privacy model (every estimator here): add/remove-one neighbouring datasets; the feature
-``bounds``, the target bounds ``y_bounds`` or the ``classes``, and every hyper-parameter
-are public. What one fit releases, and the sensitivity of each release:
-
-* **the initial score**: regression, a noisy sum of the rescaled targets (each in [0, 1],
-  sensitivity 1) and a noisy count (sensitivity 1); classification, noisy class counts
-  (one record changes one count by 1: L1 and L2 sensitivity 1);
-* **per tree, its leaves**: the sums ``G`` of the clipped gradients and ``H`` of the
-  clipped Hessians of the records in each leaf, as exact int64 fixed-point sums. A
-  record sits in one leaf, so the vector of leaf sums moves by one record's clipped
-  gradient (at most ``gradient_clip``, rounded up to the fixed-point grid) and Hessian (at
-  most the loss's ``hessian_bound``, 1 for squared error where ``H`` is the count).
-  The gradients are computed from the released model so far, so a record changes only
-  its own statistics (adaptive composition);
-* **per tree, with** ``split="private"`` **or** ``"hybrid"``: at each privately chosen
-  level, the per-(feature, bin) sums ``G`` and ``H`` of the nodes of that level. A record
-  falls in one bin of each feature, so its change is ``sqrt(n_features)`` times the
-  per-record bound in L2 (``n_features`` times in L1). Nodes of one level hold disjoint
-  records (parallel composition); a child's histogram is released only for the child
-  with the smaller *noisy* Hessian mass, its sibling is the parent's noisy histogram
-  minus it (post-processing). The split is the best Newton gain on the noisy sums
-  (post-processing). ``split="random"`` draws every split (feature, bin) uniformly from a
-  generator that reads no data, and spends nothing on structure;
-* **once, with** ``split="guided"``: before the first tree, per output, the per-(feature,
-  bin) sums ``G`` and ``H`` of the initial gradients of all records: up to
-  ``MAX_ACTIVE`` (16) features the full histogram, with the sensitivity of a private
-  level's (``sqrt(n_features)`` times the per-record bound in L2); above, the totals and
-  every cell but each feature's first bin, each record clipped to 16 features outside
-  their first bins (``sqrt(17)`` times the bound in L2, 17 in L1; derived in
-  :mod:`dptrees.boosting._split_prior`). Every tree then draws its splits from the prior
-  :func:`~dptrees.boosting._split_prior.split_prior` makes of them (post-processing);
-* **per tree, with** ``select_depth >= 1`` (random and guided trees): at each of the top
-  ``select_depth`` levels, every node's split (feature, bin threshold) drawn by the
-  exponential mechanism on the exact gradient sums of its records, utility ``|G_left| +
-  |G_right|``, sensitivity one record's clipped gradient whatever the number of
-  candidates (derived in :mod:`dptrees.boosting._split_selection`); ``epsilon``-DP and
-  ``epsilon**2 / 8``-zCDP (bounded range), one selection per level (its nodes hold
-  disjoint records). ``split="auto"`` (the default) is ``"random"``, and
-  ``select_depth="auto"`` (the default) selects the root of every tree, with Gaussian
-  noise accounted in Renyi DP, when ``epsilon`` times the noisy record count of the
-  initial score is at least 1,000, and the next level too from 10,000
-  (:data:`SELECT_LEVEL_EPS_ROWS`), else none; with Laplace noise
-  or PLD accounting ``split="auto"`` is ``"guided"`` from :data:`GUIDED_MIN_EPS_ROWS`
-  (without ``subsample``). Each is a choice made from public values and a released
-  count (post-processing), before the releases it chooses; either way the fit spends
-  the same total.
-
-Leaf values ``-G / (max(H, 0) + reg_lambda + noise_reg sigma_G)`` (Newton steps shrunk by
-the noise: ``sigma_G`` is the standard deviation of the noise on a leaf's gradient sum,
-a function of the public parameters only), optionally clipped to ``leaf_clip``, times
-``learning_rate / batch_size``, are post-processing. The shrinkage is what makes a model
-with too little budget fall back to its (noisy) initial score instead of following noise.
-
-**Sample weights** (``fit(X, y, sample_weight=w)``, every ``w`` in [0, 1], rows in
-memory): a record's count, rescaled target, class count, clipped gradient and clipped
-Hessian are each multiplied by its weight (the constant Hessian of squared error becomes
-the weight, on a fixed-point grid) before they are summed. Every range above contains 0,
-so a weighted record's contribution stays in the range of an unweighted one and moves
-every release by at most the sensitivity stated for it; the budget and the ledger are
-unchanged. A weight is the record's own private data (no record's weight depends on
-another's); weights above 1 are refused by
-:func:`~dptrees.validation.check_sample_weight`. A weight of 1 gives the unweighted sums
-bit for bit (the fixed-point scales are powers of two), a weight of 0 adds nothing.
-
-With ``subsample=q`` (``split="random"`` only) each tree reads a Poisson sample of the
-records, each record independently with probability ``q``
-(:func:`dptrees._sources._rows.poisson_sample`, from a generator that reads no data);
-rows outside the sample get the tree's values by routing, which reads no statistics.
-A tree's ``G`` and ``H`` releases are drawn on one sample, so together they are one
-Gaussian mechanism of multiplier ``1 / sqrt(2 budget)`` (their integer-order Renyi
-moments multiply), accounted as a Poisson-subsampled discrete Gaussian
-(:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`); the
-multiplier is the smallest that fits ``(epsilon, delta)`` with the initial score
-(:func:`subsampled_gaussian_budget`).
-
-With ``noise="gaussian"`` every release gets exact discrete Gaussian noise on a grid
-(:func:`dptrees.mechanisms.gaussian_mechanism`, ``rho``-zCDP); the total zCDP budget is
-the largest ``rho`` that an :class:`~dptrees.accounting.RDPAccountant` converts to at most
-``(epsilon, delta)`` (:func:`~dptrees.accounting.zcdp_budget`), every release is composed
-into such an accountant as it happens, and the fitted ``epsilon_spent_`` is its
-conversion at ``delta``. With ``noise="laplace"`` every release is exact discrete Laplace
-(:func:`dptrees.mechanisms.laplace_mechanism`) and the guarantee is pure
-``epsilon``-DP by sequential composition. Either way the total is spent once from the
-``accountant`` before the first release.
+Guarantee: ``(epsilon, delta)``-DP with Gaussian noise (Renyi-DP or PLD accounting), pure
+``epsilon``-DP with ``noise="laplace"``, for add/remove-one neighbours, given public
+``bounds`` and ``y_bounds`` or ``classes``. Sensitivities (one record added or removed):
+the initial score's sum and count, or class counts, by 1; a tree's leaf sums by one
+clipped gradient and Hessian; a private level's or the split prior's (feature, bin) sums
+by ``sqrt(n_features)`` of them in L2 (``n_features`` in L1; 17 cells on wide tables); a
+selected split's utilities by one clipped gradient. Every release goes through
+:class:`~dptrees.privacy.release_plan.ReleasePlan`. The proof: "Privacy proofs, gradient
+boosting" in the documentation (``docs/proofs/boosting.rst``).
 """
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
-import functools
 import math
 from typing import NamedTuple, Self
 
@@ -122,9 +46,8 @@ from dptrees._sources import (
 from dptrees._params import store_params
 from dptrees._parallel import n_threads
 from dptrees._random import check_random_state
-from dptrees.privacy.pld import check_pld_coupling, pld_gaussian_budget
 from dptrees._progress import Progress
-from dptrees._report import PrivacyReportMixin, ledger_entry
+from dptrees._report import PrivacyReportMixin
 from dptrees._tables import (
     BOUNDS_DOC,
     TableColumnsMixin,
@@ -132,13 +55,7 @@ from dptrees._tables import (
     keeps_columns_on_failure,
     public_bounds,
 )
-from dptrees.accounting import (
-    INTEGER_ORDERS,
-    AccountantMixin,
-    PLDAccountant,
-    RDPAccountant,
-    zcdp_budget,
-)
+from dptrees.accounting import AccountantMixin
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.boosting._split_prior import (
     MAX_ACTIVE,
@@ -146,23 +63,15 @@ from dptrees.boosting._split_prior import (
     split_prior,
     with_first_bins,
 )
-from dptrees.boosting._split_selection import base_measure_shift, split_utilities
+from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import (
     BoostedClassifierMixin,
     BoostedRegressorMixin,
     draw_random_structure,
     full_tree,
 )
-from dptrees.mechanisms import (
-    _laplace_ratio,
-    exponential_mechanism,
-    fixed_point_scale,
-    gaussian_grid,
-    gaussian_mechanism,
-    laplace_grid,
-    laplace_mechanism,
-    selection_constants,
-)
+from dptrees.mechanisms import fixed_point_scale, selection_constants
+from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.validation import (
     check_delta,
     check_epsilon,
@@ -200,186 +109,6 @@ def auto_gradient_clip(epsilon):
     ``experiments/RESULTS.md``).
     """
     return min(1.0, max(0.5, float(epsilon) / 8.0))
-
-
-@functools.lru_cache(maxsize=256)
-def subsampled_gaussian_budget(epsilon, delta, sampling_probability, n_releases, init_rho,
-                               unamplified_rho):
-    """``1 / (2 z**2)`` for the smallest multiplier ``z`` (to 0.1 %, by bisection) such that
-    an ``init_rho``-zCDP release followed by ``n_releases`` Poisson-subsampled discrete
-    Gaussian releases of multiplier ``z`` is ``(epsilon, delta)``-DP by the accountant's
-    own conversion (:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`
-    at :data:`~dptrees.accounting.INTEGER_ORDERS`). A function of public values only;
-    cached, since the search composes the accountant a few dozen times.
-    ``unamplified_rho`` is the budget the releases would share without amplification
-    (their multiplier is then a safe upper end of the search).
-    """
-    def fits(z):
-        acc = RDPAccountant(INTEGER_ORDERS).compose_zcdp(init_rho)
-        acc.compose_subsampled_discrete_gaussian(sampling_probability, z, count=n_releases)
-        return acc.get_epsilon(delta) <= epsilon
-
-    high = math.sqrt(n_releases / (2.0 * unamplified_rho))
-    low = high * sampling_probability / 2
-    if fits(low):
-        raise ValueError("the sampling probability is too small for the exact samplers")
-    while high / low > 1.001:
-        mid = math.sqrt(low * high)
-        low, high = (low, mid) if fits(mid) else (mid, high)
-    return 1.0 / (2.0 * high * high)
-
-
-class _NoisePlan:
-    """The noise of every kind of release, fixed before the first one.
-
-    ``budget`` is a zCDP ``rho`` (Gaussian) or an ``epsilon`` (Laplace) for a whole
-    release; a release of sums ``G`` and ``H`` gives ``1 - _HESSIAN_SHARE`` of it to ``G``
-    and the rest to ``H``. :meth:`release` adds the noise and records the release.
-    """
-
-    def __init__(self, noise, epsilon, delta, accounting="rdp", subsample=None):
-        self.noise = noise
-        self.epsilon = epsilon
-        self.delta = delta
-        self.subsample = subsample
-        gaussian = noise == "gaussian"
-        orders = INTEGER_ORDERS if subsample is not None else None
-        self.rdp = RDPAccountant(orders) if gaussian and accounting == "rdp" else None
-        self.pld = PLDAccountant() if gaussian and accounting == "pld" else None
-        # Shares of the total are floats: a hair below it keeps their sum below it too.
-        if not gaussian:
-            total = epsilon
-        elif self.pld is not None:
-            total = pld_gaussian_budget(epsilon, delta)
-        else:
-            total = zcdp_budget(epsilon, delta)
-        self.total = total * (1 - 1e-12)
-        self.epsilons = []  # Laplace releases' epsilons
-        self.n_releases = 0
-        self._ledger = {}  # one entry per kind of release, counted (privacy_ledger_)
-
-    def record(self, release, mechanism, sensitivity, norm, **budget):
-        """Count one release of a kind in the ledger (releases of the same kind, mechanism,
-        sensitivity and budget share an entry)."""
-        key = (release, mechanism, sensitivity, norm, tuple(sorted(budget.items())))
-        entry = self._ledger.get(key)
-        if entry is None:
-            self._ledger[key] = ledger_entry(release, mechanism, sensitivity, norm=norm,
-                                             **budget)
-        else:
-            entry["count"] += 1
-
-    def ledger(self):
-        """The ledger of the releases so far (``privacy_ledger_``)."""
-        return [dict(entry) for entry in self._ledger.values()]
-
-    def subsampled_budget(self, init_budget, n_releases):
-        """The per-release budget ``1 / (2 z**2)`` of ``n_releases`` Poisson-subsampled
-        (rate ``subsample``) discrete Gaussian releases that fit, after the start, in
-        ``(epsilon, delta)`` (:func:`subsampled_gaussian_budget`)."""
-        return subsampled_gaussian_budget(self.epsilon, self.delta, self.subsample,
-                                          n_releases, init_budget,
-                                          self.total - init_budget)
-
-    def compose_subsampled(self, budget, release):
-        """Record one Poisson-subsampled release of total budget ``budget`` (its parts,
-        drawn on the same sample, are one Gaussian mechanism of multiplier
-        ``1 / sqrt(2 budget)``: their integer-order moments multiply)."""
-        z = 1.0 / math.sqrt(2.0 * budget)
-        self.rdp.compose_subsampled_discrete_gaussian(self.subsample, z)
-        self.record(release, "subsampled discrete Gaussian", 1.0, "L2", rho=budget,
-                    noise_multiplier=z, sampling_rate=self.subsample,
-                    note="Poisson sample; parts on one sample as one Gaussian, sensitivity "
-                         "in units of each part's own; accounted as Renyi DP")
-
-    def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
-                label="release", **details):
-        """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
-        each of at most ``cells`` (an integer) cells: L2 sensitivity ``sensitivity *
-        sqrt(cells)`` for Gaussian noise (the sampler's variance is rounded up past a
-        float's error in the square root), L1 ``sensitivity * cells`` for Laplace
-        (exact: ``sqrt(cells)**2`` can be an ulp below ``cells``). ``label`` names the
-        kind of release in the ledger, ``details`` (e.g. ``note``) go with it.
-        ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
-        self.n_releases += 1
-        l2_factor, l1_factor = math.sqrt(cells), int(cells)
-        if self.noise == "gaussian":
-            noise_multiplier = 1.0 / math.sqrt(2.0 * budget)
-            if compose and self.pld is not None:
-                self.pld.compose_discrete_gaussian(noise_multiplier)
-            elif compose:
-                self.rdp.compose_zcdp(budget)
-            if compose:
-                self.record(label, "discrete Gaussian", sensitivity * l2_factor, "L2",
-                            rho=budget, noise_multiplier=noise_multiplier, **details)
-            return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
-                                      noise_multiplier=noise_multiplier, random_state=rng)
-        self.epsilons.append(budget)
-        self.record(label, "discrete Laplace", sensitivity * l1_factor, "L1",
-                    epsilon=budget, **details)
-        return laplace_mechanism(values, sensitivity=sensitivity * l1_factor,
-                                 epsilon=budget, random_state=rng)
-
-    def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
-               label="selection", **details):
-        """An index of ``utilities`` drawn by the exponential mechanism (utilities that
-        move by at most ``sensitivity`` between neighbours), weighted by the public
-        ``base_measure`` (probabilities of the candidates) if given.
-
-        ``budget``: a ``rho`` for Gaussian plans, spent as an ``epsilon = sqrt(8 rho)``
-        selection (``epsilon``-bounded range, hence ``rho``-zCDP: see
-        :mod:`dptrees.boosting._split_selection`), an ``epsilon`` for Laplace plans.
-        ``compose=False``: a selection on records disjoint from one already composed
-        (parallel composition)."""
-        epsilon = self.selection_epsilon(budget)
-        if compose:
-            self.n_releases += 1
-            if self.noise == "gaussian":
-                self.rdp.compose_zcdp(budget)
-                self.record(label, "exponential mechanism", sensitivity, "utility",
-                            rho=budget, selection_epsilon=epsilon,
-                            note=f"an epsilon {epsilon:.4g} selection: epsilon-bounded range, "
-                                 f"hence epsilon**2 / 8 = rho zCDP (Cesar & Rogers 2021)",
-                            **details)
-            else:
-                self.epsilons.append(budget)
-                self.record(label, "exponential mechanism", sensitivity, "utility",
-                            epsilon=budget, **details)
-        utilities = np.asarray(utilities, dtype=np.float64).ravel()
-        if base_measure is not None:
-            utilities = utilities + base_measure_shift(base_measure, sensitivity,
-                                                       epsilon).ravel()
-        return int(exponential_mechanism(utilities, sensitivity=sensitivity,
-                                         epsilon=epsilon, random_state=rng))
-
-    def selection_epsilon(self, budget):
-        """The ``epsilon`` of an exponential-mechanism selection of ``budget``."""
-        return math.sqrt(8.0 * budget) if self.noise == "gaussian" else budget
-
-    def noise_std(self, sensitivity, budget):
-        """Standard deviation of the noise a release of ``budget`` adds to a value of
-        ``sensitivity`` (public: it depends on the parameters only)."""
-        if self.noise == "gaussian":
-            return sensitivity / math.sqrt(2.0 * budget)
-        return math.sqrt(2.0) * sensitivity / budget
-
-    def check(self, sensitivity, budget, n_values, cells=1):
-        """Raise ``ValueError`` if a release could not be made (before anything is spent)."""
-        if self.noise == "gaussian":
-            l2 = sensitivity * math.sqrt(cells)
-            gaussian_grid(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
-            if self.pld is not None:
-                check_pld_coupling(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
-        else:
-            _, units = laplace_grid(sensitivity * int(cells), n_values)
-            _laplace_ratio(units, budget)
-
-    def spent(self):
-        if self.pld is not None:
-            return self.pld.get_epsilon(self.delta), self.delta
-        if self.noise == "gaussian":
-            return self.rdp.get_epsilon(self.delta), self.delta
-        return math.fsum(self.epsilons), 0.0
 
 
 class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
@@ -809,7 +538,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         n, n_features = source.n_samples, source.n_features
         warn_weak_delta(delta, n)
         n_trees = self.n_estimators * loss.n_outputs
-        plan = _NoisePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
+        plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fixed = self._fixed_point(loss, source.weights is not None, epsilon)
         g_sens, h_sens = fixed.g_sens, fixed.h_sens
         # "auto" is resolved after the initial score, among the structures whose releases

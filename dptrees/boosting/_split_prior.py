@@ -1,37 +1,11 @@
-"""Split priors of boosting's random trees: where to draw the splits, from one release.
+"""The split prior of guided trees: where a released histogram of the initial gradients
+shows gain.
 
-With ``split="guided"``, :mod:`dptrees.boosting._gradient` releases, once before its
-first tree, sums of the clipped initial gradients ``g`` and Hessians ``h`` of all
-records per (feature, bin). :func:`split_prior` turns them into a probability for every
-(feature, bin threshold), from which every tree then draws its splits. It reads nothing
-but the released sums and public values (their noise level, ``reg_lambda``):
-post-processing, no budget.
-
-**The release, and its sensitivity** (add/remove one record), by the public number of
-features ``p``:
-
-* ``p <= MAX_ACTIVE``: the full histogram, every (feature, bin) cell. A record falls in
-  one bin of each feature: L2 sensitivity ``sqrt(p)`` times the per-record bound of
-  ``g`` (and of ``h``), ``p`` times in L1 (Laplace noise); the same release as a
-  privately chosen level's;
-* ``p > MAX_ACTIVE``: the totals, and the cells of every bin but each feature's first
-  (the first bin's sums are the totals minus the others: :func:`with_first_bins`). A
-  record adds nothing to the cells of the features where it is in the first bin; it is
-  *active* in the ``k`` others. Its statistics are first multiplied by ``c = min(1,
-  sqrt(K / k))`` with ``K = MAX_ACTIVE`` (:func:`dptrees._sources._rows.clip_active`,
-  truncated towards zero), so it changes the totals and ``k`` cells by at most ``c``
-  times its bound: an L2 norm of ``c sqrt(1 + k) <= sqrt(K + 1)`` times the bound
-  (``c**2 (1 + k)`` is ``1 + k <= K`` when ``k < K``, else ``K (1 + k) / k <= K + 1``).
-  With Laplace noise ``c = min(1, K / k)``, and the L1 norm ``c (1 + k) <= K + 1`` the
-  same way. On one-hot and other sparse tables this is far below ``sqrt(p)`` (Adult: 70
-  one-hot columns of which a record has about 12 active, ``sqrt(17)`` against
-  ``sqrt(70)``): the prior is as good as one from several times the budget.
-
-Why: most random splits of a wide table fall on features that do not matter (one-hot
-columns, mostly), and each tree's leaves then spend their budget on noise. Drawing the
-splits where the initial gradients say the gain is keeps the trees random (every
-(feature, threshold) keeps a share :data:`UNIFORM_SHARE` of uniform mass) but puts most
-of them where they help.
+The release: per output, the (feature, bin) sums of the initial clipped gradients and
+Hessians; sensitivity ``sqrt(n_features)`` times the per-record bound in L2 up to
+``MAX_ACTIVE`` features, ``sqrt(MAX_ACTIVE + 1)`` above (first bins left out, each record
+clipped to ``MAX_ACTIVE`` active features). The prior is post-processing. The proof:
+"Privacy proofs, gradient boosting" in the documentation (``docs/proofs/boosting.rst``).
 """
 
 import numpy as np

@@ -1,0 +1,228 @@
+"""The release plan of a boosting fit: budget, noise, composition and ledger in one place.
+
+:class:`ReleasePlan` is the one door through which the boosting estimators release
+anything: it adds exact discrete Gaussian or Laplace noise (or draws an exponential-
+mechanism selection) calibrated to the sensitivity its caller states, composes the
+release's cost (zCDP, Renyi DP of Poisson-subsampled releases, or privacy loss
+distributions) and records it in the ledger as it happens. Every guarantee is for
+add/remove-one neighbours.
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from dptrees._report import ledger_entry
+from dptrees.mechanisms import (
+    _laplace_ratio,
+    exponential_mechanism,
+    gaussian_grid,
+    gaussian_mechanism,
+    laplace_grid,
+    laplace_mechanism,
+)
+from dptrees.privacy.pld import PLDAccountant, check_pld_coupling, pld_gaussian_budget
+from dptrees.privacy.rdp import RDPAccountant
+from dptrees.privacy.rdp_curves import INTEGER_ORDERS
+from dptrees.privacy.zcdp import zcdp_budget
+
+__all__ = ["ReleasePlan", "base_measure_shift", "subsampled_gaussian_budget"]
+
+
+@functools.lru_cache(maxsize=256)
+def subsampled_gaussian_budget(epsilon, delta, sampling_probability, n_releases, init_rho,
+                               unamplified_rho):
+    """``1 / (2 z**2)`` for the smallest multiplier ``z`` (to 0.1 %, by bisection) such that
+    an ``init_rho``-zCDP release followed by ``n_releases`` Poisson-subsampled discrete
+    Gaussian releases of multiplier ``z`` is ``(epsilon, delta)``-DP by the accountant's
+    own conversion (:meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`
+    at :data:`~dptrees.accounting.INTEGER_ORDERS`). A function of public values only;
+    cached, since the search composes the accountant a few dozen times.
+    ``unamplified_rho`` is the budget the releases would share without amplification
+    (their multiplier is then a safe upper end of the search).
+    """
+    def fits(z):
+        acc = RDPAccountant(INTEGER_ORDERS).compose_zcdp(init_rho)
+        acc.compose_subsampled_discrete_gaussian(sampling_probability, z, count=n_releases)
+        return acc.get_epsilon(delta) <= epsilon
+
+    high = math.sqrt(n_releases / (2.0 * unamplified_rho))
+    low = high * sampling_probability / 2
+    if fits(low):
+        raise ValueError("the sampling probability is too small for the exact samplers")
+    while high / low > 1.001:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return 1.0 / (2.0 * high * high)
+
+
+class ReleasePlan:
+    """The door every release of a boosting fit goes through, with its noise fixed before
+    the first one.
+
+    The plan holds the fit's total budget (a zCDP ``rho`` for Gaussian noise, converted
+    from ``(epsilon, delta)`` by Renyi DP or by privacy loss distributions; an
+    ``epsilon`` for Laplace noise) and its accountant. Each :meth:`release` or
+    :meth:`select` draws its noise through :mod:`dptrees.mechanisms`, composes its cost
+    and writes its ledger entry at the moment of release, so ``privacy_ledger_`` and
+    :meth:`spent` are what was released, never a reconstruction. ``budget`` is a release's
+    ``rho`` (Gaussian) or ``epsilon`` (Laplace). The sensitivity of each release is its
+    caller's, stated next to the call.
+    """
+
+    def __init__(self, noise, epsilon, delta, accounting="rdp", subsample=None):
+        self.noise = noise
+        self.epsilon = epsilon
+        self.delta = delta
+        self.subsample = subsample
+        gaussian = noise == "gaussian"
+        orders = INTEGER_ORDERS if subsample is not None else None
+        self.rdp = RDPAccountant(orders) if gaussian and accounting == "rdp" else None
+        self.pld = PLDAccountant() if gaussian and accounting == "pld" else None
+        # Shares of the total are floats: a hair below it keeps their sum below it too.
+        if not gaussian:
+            total = epsilon
+        elif self.pld is not None:
+            total = pld_gaussian_budget(epsilon, delta)
+        else:
+            total = zcdp_budget(epsilon, delta)
+        self.total = total * (1 - 1e-12)
+        self.epsilons = []  # Laplace releases' epsilons
+        self.n_releases = 0
+        self._ledger = {}  # one entry per kind of release, counted (privacy_ledger_)
+
+    def record(self, release, mechanism, sensitivity, norm, **budget):
+        """Count one release of a kind in the ledger (releases of the same kind, mechanism,
+        sensitivity and budget share an entry)."""
+        key = (release, mechanism, sensitivity, norm, tuple(sorted(budget.items())))
+        entry = self._ledger.get(key)
+        if entry is None:
+            self._ledger[key] = ledger_entry(release, mechanism, sensitivity, norm=norm,
+                                             **budget)
+        else:
+            entry["count"] += 1
+
+    def ledger(self):
+        """The ledger of the releases so far (``privacy_ledger_``)."""
+        return [dict(entry) for entry in self._ledger.values()]
+
+    def subsampled_budget(self, init_budget, n_releases):
+        """The per-release budget ``1 / (2 z**2)`` of ``n_releases`` Poisson-subsampled
+        (rate ``subsample``) discrete Gaussian releases that fit, after the start, in
+        ``(epsilon, delta)`` (:func:`subsampled_gaussian_budget`)."""
+        return subsampled_gaussian_budget(self.epsilon, self.delta, self.subsample,
+                                          n_releases, init_budget,
+                                          self.total - init_budget)
+
+    def compose_subsampled(self, budget, release):
+        """Record one Poisson-subsampled release of total budget ``budget`` (its parts,
+        drawn on the same sample, are one Gaussian mechanism of multiplier
+        ``1 / sqrt(2 budget)``: their integer-order moments multiply)."""
+        z = 1.0 / math.sqrt(2.0 * budget)
+        self.rdp.compose_subsampled_discrete_gaussian(self.subsample, z)
+        self.record(release, "subsampled discrete Gaussian", 1.0, "L2", rho=budget,
+                    noise_multiplier=z, sampling_rate=self.subsample,
+                    note="Poisson sample; parts on one sample as one Gaussian, sensitivity "
+                         "in units of each part's own; accounted as Renyi DP")
+
+    def release(self, values, sensitivity, budget, rng, cells=1, compose=True,
+                label="release", **details):
+        """``values`` plus noise for a per-record change bounded by ``sensitivity`` in
+        each of at most ``cells`` (an integer) cells: L2 sensitivity ``sensitivity *
+        sqrt(cells)`` for Gaussian noise (the sampler's variance is rounded up past a
+        float's error in the square root), L1 ``sensitivity * cells`` for Laplace
+        (exact: ``sqrt(cells)**2`` can be an ulp below ``cells``). ``label`` names the
+        kind of release in the ledger, ``details`` (e.g. ``note``) go with it.
+        ``compose=False``: the caller accounts for it (:meth:`compose_subsampled`)."""
+        self.n_releases += 1
+        l2_factor, l1_factor = math.sqrt(cells), int(cells)
+        if self.noise == "gaussian":
+            noise_multiplier = 1.0 / math.sqrt(2.0 * budget)
+            if compose and self.pld is not None:
+                self.pld.compose_discrete_gaussian(noise_multiplier)
+            elif compose:
+                self.rdp.compose_zcdp(budget)
+            if compose:
+                self.record(label, "discrete Gaussian", sensitivity * l2_factor, "L2",
+                            rho=budget, noise_multiplier=noise_multiplier, **details)
+            return gaussian_mechanism(values, sensitivity=sensitivity * l2_factor,
+                                      noise_multiplier=noise_multiplier, random_state=rng)
+        self.epsilons.append(budget)
+        self.record(label, "discrete Laplace", sensitivity * l1_factor, "L1",
+                    epsilon=budget, **details)
+        return laplace_mechanism(values, sensitivity=sensitivity * l1_factor,
+                                 epsilon=budget, random_state=rng)
+
+    def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
+               label="selection", **details):
+        """An index of ``utilities`` drawn by the exponential mechanism (utilities that
+        move by at most ``sensitivity`` between neighbours), weighted by the public
+        ``base_measure`` (probabilities of the candidates) if given.
+
+        ``budget``: a ``rho`` for Gaussian plans, spent as an ``epsilon = sqrt(8 rho)``
+        selection (``epsilon``-bounded range, hence ``rho``-zCDP: see
+        :mod:`dptrees.boosting._split_selection`), an ``epsilon`` for Laplace plans.
+        ``compose=False``: a selection on records disjoint from one already composed
+        (parallel composition)."""
+        epsilon = self.selection_epsilon(budget)
+        if compose:
+            self.n_releases += 1
+            if self.noise == "gaussian":
+                self.rdp.compose_zcdp(budget)
+                self.record(label, "exponential mechanism", sensitivity, "utility",
+                            rho=budget, selection_epsilon=epsilon,
+                            note=f"an epsilon {epsilon:.4g} selection: epsilon-bounded range, "
+                                 f"hence epsilon**2 / 8 = rho zCDP (Cesar & Rogers 2021)",
+                            **details)
+            else:
+                self.epsilons.append(budget)
+                self.record(label, "exponential mechanism", sensitivity, "utility",
+                            epsilon=budget, **details)
+        utilities = np.asarray(utilities, dtype=np.float64).ravel()
+        if base_measure is not None:
+            utilities = utilities + base_measure_shift(base_measure, sensitivity,
+                                                       epsilon).ravel()
+        return int(exponential_mechanism(utilities, sensitivity=sensitivity,
+                                         epsilon=epsilon, random_state=rng))
+
+    def selection_epsilon(self, budget):
+        """The ``epsilon`` of an exponential-mechanism selection of ``budget``."""
+        return math.sqrt(8.0 * budget) if self.noise == "gaussian" else budget
+
+    def noise_std(self, sensitivity, budget):
+        """Standard deviation of the noise a release of ``budget`` adds to a value of
+        ``sensitivity`` (public: it depends on the parameters only)."""
+        if self.noise == "gaussian":
+            return sensitivity / math.sqrt(2.0 * budget)
+        return math.sqrt(2.0) * sensitivity / budget
+
+    def check(self, sensitivity, budget, n_values, cells=1):
+        """Raise ``ValueError`` if a release could not be made (before anything is spent)."""
+        if self.noise == "gaussian":
+            l2 = sensitivity * math.sqrt(cells)
+            gaussian_grid(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
+            if self.pld is not None:
+                check_pld_coupling(l2, 1.0 / math.sqrt(2.0 * budget), n_values)
+        else:
+            _, units = laplace_grid(sensitivity * int(cells), n_values)
+            _laplace_ratio(units, budget)
+
+    def spent(self):
+        if self.pld is not None:
+            return self.pld.get_epsilon(self.delta), self.delta
+        if self.noise == "gaussian":
+            return self.rdp.get_epsilon(self.delta), self.delta
+        return math.fsum(self.epsilons), 0.0
+
+
+def base_measure_shift(prior, sensitivity, epsilon):
+    """The utility shift ``2 sensitivity log(prior) / epsilon`` that makes the exponential
+    mechanism draw ``i`` with probability proportional to ``prior_i exp(epsilon u_i / (2
+    sensitivity))``. ``prior`` is public (a released split prior), so the shift is the
+    same for neighbouring datasets and the sensitivity of the utilities is unchanged.
+    Zero-probability candidates get ``-inf`` (never chosen; the split priors have
+    none)."""
+    prior = np.asarray(prior, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return (2.0 * sensitivity / epsilon) * np.log(prior)
