@@ -1,37 +1,10 @@
 """Individual privacy accounting: a per-record Renyi filter for Gaussian releases.
 
-Standard accounting charges every record, in every release, as if it moved the released
-sums by the full sensitivity ``S``. A record whose clipped gradient is small, or that
-falls in a cell that is not released at all, moves them by less. Feldman & Zrnic (2021,
-"Individual privacy accounting via a Renyi filter", theorem 4.5) let each record pay for
-what it actually contributes and stop it once its own budget is spent:
-
-**Guarantee.** Releases ``t = 1, 2, ...`` are Gaussian (here: exact discrete Gaussian on a
-grid, :func:`dptrees.mechanisms.gaussian_mechanism`) with public noise, chosen adaptively.
-Before release ``t`` each record ``x`` is charged its *individual* zCDP cost
-``rho_t(x) = ||c_t(x)||**2 / (2 sigma_t**2)``, where ``c_t(x)`` is the change of the
-released vector (in grid units, rounding included) caused by adding or removing ``x``. The
-cost is computed from ``x`` and the previous releases only. If ``x``'s running total would
-pass the budget ``rho``, ``x`` contributes nothing to release ``t`` and to every later
-release. Then the whole sequence of releases is ``(alpha, alpha rho)``-Renyi DP for every
-``alpha > 1`` with respect to adding or removing any one record, that is ``rho``-zCDP: the
-Gaussian's individual Renyi loss at order ``alpha`` is ``alpha rho_t(x)`` for every
-``alpha`` at once, so the filter's condition ``sum_t rho_t(x) <= rho`` is theorem 4.5's
-condition at every order. (For add/remove neighbours the divergence between the two
-outputs of a Gaussian release depends only on the shift ``c_t(x)``, in either direction.)
-
-**Cost of one record in one release** (:func:`individual_cost`). The released values are
-exact fixed-point sums rounded to the noise grid. A record that moves the exact sums by
-``c`` (L2) moves the rounded sums by at most ``c / grid + sqrt(n_values)`` grid units, and
-:func:`~dptrees.mechanisms.gaussian_grid` sets the variance to at least
-``(noise_multiplier (S / grid + sqrt(n_values)))**2``; hence
-
-    rho_t(x) <= ((c + r) / (S + r))**2 / (2 noise_multiplier**2),   r = sqrt(n_values) grid.
-
-A record that moves no released value (``c = 0`` exactly: it sits in a cell that is not
-released) leaves both exact sums, hence both rounded sums, equal, and pays nothing.
-
-The per-record totals are private: they are never released or stored on a fitted model.
+Feldman & Zrnic (2021, theorem 4.5): before each Gaussian release a record is charged its
+individual zCDP cost ``||c_t(x)||**2 / (2 sigma_t**2)`` (its own change of the release, in
+grid units) and sits out every later release once its total would pass ``rho``; the whole
+sequence is then ``rho``-zCDP for add/remove-one neighbours. The proof: "Privacy proofs,
+explainable boosting" in the documentation (``docs/proofs/explainable_boosting.rst``).
 """
 
 import math

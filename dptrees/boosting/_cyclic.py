@@ -1,51 +1,11 @@
 """Differentially private cyclic boosting of single-feature shape functions (DP-EBM style).
 
-The model is additive, ``raw(x) = intercept + sum_f score_f[bin_f(x)]``, as in DP-EBM
-(Nori, Caruana et al. 2021): cycles visit every feature in a (public, random) order and
-take one damped Newton step of that feature's shape function on the noisy per-bin sums
-of the gradients and Hessians; each cycle ends with a step of the intercept.
-
-Privacy model: add/remove-one neighbouring datasets; the feature ``bounds``, the target
-bounds ``y_bounds`` or the ``classes``, and every hyper-parameter are public. Releases:
-
-* **the initial score**, as in :mod:`dptrees.boosting._gradient` (noisy class counts, or a
-  noisy sum and count), with standard accounting: every record pays it;
-* **with** ``max_active="auto"``, **the density**: the pair (sum over records of the
-  number of features outside bin 0, each capped at a public ``T``; ``T`` times the number
-  of records), L2 sensitivity ``sqrt(2) T``, Gaussian noise, standard accounting. Its
-  noisy ratio sets the noise of every later release (chosen adaptively from a past
-  release, as the filter allows);
-* **per feature and cycle**: the sums ``G[b]`` of the clipped gradients and ``H[b]`` of
-  the clipped Hessians over the bins ``b = 1 .. n_bins - 1`` of that feature, exact int64
-  fixed-point sums with discrete Gaussian noise (sensitivity ``S_G`` = one record's
-  clipped gradient rounded up to the grid, ``S_H`` = the loss's Hessian bound). **Bin 0,
-  the bin of the feature's public lower bound, is never released**: its score stays 0
-  (the intercept and the other features absorb it). A record in bin 0 moves no released
-  value, so it pays nothing for that release;
-* **per cycle, the intercept**: the sums of ``g`` and ``h`` over all records.
-
-With sample weights in [0, 1] every record's count, target, ``g`` and ``h`` are scaled by
-its weight, inside the unweighted ranges: the sensitivities are unchanged, and a record's
-individual cost (below) is that of its weighted contribution.
-
-**Individual accounting** (:mod:`dptrees._individual_filter`). Each record is charged,
-per release, its own zCDP cost ``((c + r) / (S + r))**2 rho_release``, where ``c`` is its
-actual clipped gradient (or Hessian) and ``rho_release`` the cost of a worst-case record:
-0 in bin 0, little if the model already fits it. Within each cycle every record has the
-same public budget, ``1 / n_cycles`` of the filtered total; a release that would take a
-record past it goes ahead without that record (it takes part again in the next cycle).
-By the Renyi filter of Feldman & Zrnic (2021, theorem 4.5) the whole fit is then
-``rho``-zCDP for every record, ``rho`` = the initial score's and the density's budgets
-plus the filtered
-budget, and ``(epsilon, delta)``-DP by the conversion of
-:func:`~dptrees.accounting.zcdp_budget`, which chose ``rho``. Nothing about who was
-charged what is released or kept.
-
-The noise of a worst-case release is set so that the per-cycle budget pays for
-``max_active`` worst-case (G, H) releases per output: with one-hot or sparse data a record
-is outside bin 0 in only a few features, so this is much less noise than charging every
-record for every feature. Leaf values ``-learning_rate G / (max(H, 0) + reg_lambda +
-noise_reg sigma_G)`` are post-processing, shrunk towards 0 where the noise dominates.
+Guarantee: ``(epsilon, delta)``-DP for add/remove-one neighbours, given public bounds and
+targets or classes, with individual Renyi accounting (:mod:`dptrees._individual_filter`):
+each per-feature, per-cycle release of the bins' ``(G, H)`` sums has sensitivity one
+record's clipped gradient ``S_G`` and Hessian bound ``S_H`` (bin 0, the baseline, is never
+released), and each record pays only what it contributes. The proof: "Privacy proofs,
+explainable boosting" in the documentation (``docs/proofs/explainable_boosting.rst``).
 """
 
 import math
@@ -400,8 +360,8 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
     Targets are clipped to the public ``y_bounds`` and rescaled to [0, 1]; gradients are
     ``prediction - target`` clipped to ``gradient_clip``, Hessians are 1 (a bin's Hessian
     sum is its record count). Each record pays for what it contributes (individual
-    accounting); see :mod:`dptrees.boosting._cyclic` for every release, its sensitivity
-    and the proof.
+    accounting); every release, its sensitivity and the proof: "Privacy proofs,
+    explainable boosting" in the documentation.
 
     Parameters
     ----------"""
@@ -450,8 +410,8 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
     Binary: one shape function per feature on ``g = p - y`` (clipped to ``gradient_clip``)
     and ``h = p (1 - p)``; multiclass: one per class and feature on the softmax
     gradients, each a release of its own. Each record pays for what it contributes
-    (individual accounting); see :mod:`dptrees.boosting._cyclic` for every release, its
-    sensitivity and the proof.
+    (individual accounting); every release, its sensitivity and the proof: "Privacy
+    proofs, explainable boosting" in the documentation.
 
     Parameters
     ----------"""

@@ -1,43 +1,12 @@
 """Weighted differentially private decision trees: the weak learners of DP AdaBoost.
 
-:func:`fit_weighted_tree` grows a complete tree of depth ``max_depth`` level by level on
-binned features (public equal-width bins, :class:`dptrees._binning.Binner`) and *weighted*
-records, held by :class:`WeightedRows` with the blocks of any source of rows (in memory,
-memmap blocks, Dask partitions): the per-level weighted class histograms and the leaf
-totals are exact integer sums from the engine's routing kernel, so the tree is the same
-bit for bit whatever the source.
-
-Every record ``i`` has a weight ``w_i`` in ``[0, weight_bound]``, where
-``weight_bound`` is a **public** number, and -- the caller's obligation -- adding or
-removing a record never changes the weight of any other record (in DP AdaBoost the weights
-are per-record functions of the record and of released values only). Under that
-assumption, for add/remove-one neighbours:
-
-* **Split choice** (one per node, permute-and-flip). Utility of candidate (feature,
-  threshold) = minus the weighted misclassification error of the majority labelling of
-  the two children, ``-(E_left + E_right)`` with ``E = sum_c T_c - max_c T_c`` over the
-  child's weighted class totals ``T``. Adding a record of weight ``w <= W`` and class ``c``
-  sends it to exactly one child and raises that child's ``T_c`` by ``w``: the child's sum
-  rises by ``w`` and its max by something in ``[0, w]``, so its ``E`` rises by something
-  in ``[0, w]``; the other child is unchanged. So every utility moves by at most ``W``
-  (sensitivity ``W``) and all move in the same direction (down when adding, up when
-  removing): monotonic, which permute-and-flip uses to drop its factor 2.
-* **Leaves**: the weighted class totals of every leaf, with Laplace noise (exact
-  :func:`dptrees.mechanisms.laplace_mechanism`). The record's weight goes to one
-  (leaf, class) cell: L1 sensitivity ``W`` for the whole array of leaves. Leaf labels
-  (argmax) and the weighted training error used for the AdaBoost coefficient are
-  post-processing of the noisy totals.
-* **Composition**: nodes of one level hold disjoint records (parallel composition), so a
-  record pays one split choice per level plus one leaf release: the tree is
-  ``max_depth * epsilon_split + epsilon_leaf``-DP.
-
-No branch depends on private data: every node of every level is split (empty nodes
-choose uniformly among equal utilities), so the tree's shape is public.
-
-Exact arithmetic: weights are held on the grid ``2**-20`` (:data:`WEIGHT_GRID`) as int64
-grid units, so every weighted sum below is an exact integer (below ``2**53`` units, hence
-exact in float64 too). Utilities are therefore exact and the sensitivity needs no
-floating-point margin.
+:func:`fit_weighted_tree` grows a complete tree level by level on binned features and
+weighted records (weights in a public ``[0, weight_bound]``, none depending on another
+record), from exact integer sums of any source. Guarantee, for add/remove-one
+neighbours: each split choice (permute-and-flip on minus the weighted misclassification
+error) has utility sensitivity ``weight_bound``; each level's choices are on disjoint
+records; the leaf totals move by at most ``weight_bound`` in L1. The proof: "Privacy
+proofs, DP AdaBoost" in the documentation (``docs/proofs/adaboost.rst``).
 """
 
 import math
@@ -327,7 +296,7 @@ def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_l
     rows : WeightedRows
         The records, their class indices and their weights: multiples of
         :data:`WEIGHT_GRID` in ``[0, weight_bound]``; one record's weight must not depend
-        on the other records (see the module docstring).
+        on the other records (proof: ``docs/proofs/adaboost.rst``).
     max_depth : int
         Public.
     weight_bound : float

@@ -1,55 +1,12 @@
 """Client-level DP federated gradient boosting: one tree per federated round.
 
-Privacy model
--------------
-Neighbouring federations differ by adding or removing **one whole client** with all its
-records (Geyer, Klein & Nabi 2017). Public: the feature ``bounds``, the ``classes`` or the
-target ``y_bounds``, every hyper-parameter (the clipping bound ``S``, the sampling
-probability ``q``, the noise multiplier ``z``, the tree depth ...) and the tree
-structures, which the server draws from a generator that reads no data.
-
-What one fit releases, and the sensitivity of every release (all through one
-:class:`~dptrees.federated.DPAggregator`, so all accounted in its RDP accountant):
-
-* **the initial score** (one federated round): every Poisson-sampled client sends its
-  class counts (classification) or ``[sum of its targets rescaled to [0, 1], its record
-  count]`` (regression), clipped to L2 norm ``S`` and rounded to the fixed-point grid
-  (:func:`~dptrees.federated.clip_update`);
-* **per boosting round, one tree** (one federated round; a multiclass round holds one
-  tree per class): the server draws every internal node's (feature, bin) at random and
-  broadcasts the structure; every sampled client computes, from the current public model,
-  its records' gradients (clipped to ``[-gradient_clip, gradient_clip]``) and Hessians
-  (clipped to ``[0, hessian_bound]``; 1 for squared error) and sends the vector of its
-  per-leaf sums ``[G (all leaves of all trees of the round), w * H (same order)]``, with
-  the public Hessian weight ``w = gradient_clip / (8 hessian_bound)`` (0.5 for log-loss
-  at the default ``gradient_clip=1``), clipped to L2 norm ``S`` and rounded.
-
-With sample weights (in [0, 1]) a record's count, target, gradient and Hessian are scaled
-by its weight inside its client's vector, which is then clipped as any other.
-
-Whatever a client holds, its vector has norm at most ``S`` after clipping, so adding or
-removing the client moves the round's sum by at most ``S + sqrt(d) 2**-25`` in L2
-(rounding included; :meth:`DPAggregator.sensitivity`), *independently of its number of
-records*. The aggregator adds discrete Gaussian noise of standard deviation ``z`` times
-that to the exact fixed-point sum (the noise on every leaf's ``G`` sum is ``z S``, on its
-``H`` sum ``z S / w``) and divides by ``q K``; each round is a Poisson-subsampled Gaussian
-mechanism, composed at integer Renyi orders, and training stops *before* a round that
-would push delta (at ``epsilon``) past the ``delta`` bound. Everything else is
-post-processing of the noisy sums: leaf values ``-G / (max(H, 0) + reg_lambda z S / w)``
-(Newton steps, the regulariser in units of the noise on a leaf's Hessian sum),
-optionally clipped to ``leaf_clip``, times ``learning_rate``.
-
-Why the ``(G, w H)`` vector is clipped as one: clipping scales a client's ``G`` and ``H``
-by the same factor, so it only re-weights the client inside every Newton step (a large
-client counts as a smaller one); it does not bias the direction of a leaf's step.
-Clients below the bound keep their records' full weight. A sensible ``S`` is therefore
-of the order of a typical client's vector norm or below: larger only adds noise, smaller
-weights clients equally (signal per round about ``q K S`` against noise ``z S``).
-
-Record-level reading: adding or removing one record inside a client changes that
-client's data, i.e. replaces one client (remove it, add it back changed): two
-client-level steps, so group privacy gives about ``(2 epsilon, 2 e^epsilon delta)``
-for record-level add/remove neighbours (a client of one record is the add/remove case).
+Guarantee: ``(epsilon, delta)``-DP for neighbouring federations that differ by one whole
+client (about ``(2 epsilon, 2 e**epsilon delta)`` for one record inside a client, by group
+privacy), given public bounds, targets or classes and hyper-parameters. Tree structures
+are drawn without the data; each round every sampled client sends its per-leaf ``(G, w
+H)`` sums, clipped to L2 norm ``S`` whatever its number of records, through one
+:class:`~dptrees.federated.DPAggregator`. The proof: "Privacy proofs, federated training"
+in the documentation (``docs/proofs/federated.rst``).
 """
 
 import copy

@@ -1,52 +1,14 @@
 """Client-level DP federated averaging: the protocol, independent of the model.
 
-Geyer, Klein & Nabi (2017), with the fixes their code needed (see ``shared/seeds.md``):
-clients are Poisson-sampled (the amplification the accountant assumes), the clipping
-bound is public or itself estimated with DP (never the un-noised median of the round's
-norms), and training stops *before* a round that would push delta past its bound.
-
-Neighbouring relation: federations that differ by adding or removing one whole client
-(with all its records). The number of clients ``K`` is public: the federation is the
-public list of ``K`` client slots, and a client *takes part* in a round only if it is
-sampled and holds at least one record. A slot whose client has no records (or has been
-removed) sends nothing: "client absent" and "client present but empty" give the same
-output distribution, and the neighbour of a federation is the one in which one slot's
-client, with all its records, is absent. Each round:
-
-1. the server samples every client independently with the public probability ``q``
-   (:meth:`DPAggregator.sample_clients`);
-2. each sampled client that holds records computes an update from the current model and
-   its own data, and :func:`clip_update` clips it to L2 norm ``S`` and rounds it to the
-   public fixed-point grid ``2**-frac_bits`` (on the client: the server never sees an
-   unclipped update); a sampled client without records sends nothing;
-3. the server sums the contributions exactly (integers on the grid), adds discrete
-   Gaussian noise of standard deviation ``z S`` and divides by the *expected* number of
-   clients ``q K`` (:meth:`DPAggregator.aggregate`); with adaptive clipping it also
-   releases a noisy count of the clients whose update was within the bound and moves
-   ``S`` towards a target quantile (Andrew et al. 2021, "Differentially private learning
-   with adaptive clipping").
-
-Sensitivity: one client changes the sum by its clipped, rounded update, whose L2 norm is
-at most ``S + sqrt(d) 2**-(frac_bits+1)`` (the rounding counted;
-:meth:`DPAggregator.aggregate` rejects any contribution that is not on the grid or is
-above that norm, so a faulty client cannot break it); the centred count
-``sum(b - 1/2)`` of the clients within the bound moves by exactly 1/2 (a client that
-takes part adds ``+1/2`` or ``-1/2``, an absent one adds nothing). The per-round release
-is a Poisson-subsampled Gaussian mechanism; with adaptive clipping the two releases
-together are one Gaussian mechanism of noise multiplier ``z`` when the update noise is
-``(z**-2 - (2 z_b)**-2)**-1/2`` (Andrew et al., Theorem 1).
-
-Accounting: an :class:`~dptrees.accounting.RDPAccountant` at *integer* Renyi orders only,
-through :meth:`~dptrees.accounting.RDPAccountant.compose_subsampled_discrete_gaussian`,
-which takes at every order the larger of the two directions of the neighbouring
-relation. Adding a client: at an integer order the Poisson-subsampled Gaussian's Renyi
-divergence is the binomial expansion of Mironov, Talwar & Zhang (2019), whose terms
-``E[(p_1 / p_0)^k] = exp(k (k - 1) ||shift||^2 / (2 sigma^2))`` hold verbatim for the
-discrete Gaussian under integer shifts (its normaliser is shift-invariant over the
-integers, Canonne, Kamath & Steinke 2020). Removing a client: the smallest of three
-bounds built from those same integer moments, proved next to that method. The whole fit's
-``(epsilon, max_delta)`` is spent from a :class:`~dptrees.accounting.BudgetAccountant`
-before the first release (:meth:`DPAggregator.aggregate`).
+Geyer, Klein & Nabi (2017), with Poisson-sampled clients, a public (or DP-estimated)
+clipping bound, and training that stops before a round would pass its delta. Guarantee:
+``(epsilon, max_delta)``-DP for neighbouring federations that differ by one whole client.
+Sensitivity of a round's sum: one client's clipped, rounded update, L2 norm at most
+``S + sqrt(d) 2**-(frac_bits+1)`` (the server rejects anything larger); with adaptive
+clipping the centred count of clients within the bound moves by 1/2. Rounds are
+Poisson-subsampled discrete Gaussians accounted at integer Renyi orders (or with privacy
+loss distributions). The proof: "Privacy proofs, federated training" in the
+documentation (``docs/proofs/federated.rst``).
 """
 
 import functools
