@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dptrees._sources import is_blockwise
-from dptrees.validation import by_feature_index, check_feature_names, warn_privacy_leak
+from dptrees._domains import by_feature_index
+from dptrees.validation import check_feature_names, warn_privacy_leak
 
 __all__ = ["BOUNDS_DOC", "Numeric", "TableColumnsMixin", "TableEncoding", "category_codes",
            "columns_of", "fit_columns", "is_bounds_pair", "keeps_columns_on_failure",
@@ -308,7 +309,7 @@ def _numeric(values, label):
 
 
 class TableBounds(dict):
-    """Bounds by feature index for :func:`dptrees.validation.check_bounds` (``None``: read
+    """Bounds by feature index for :func:`dptrees._domains.check_bounds` (``None``: read
     that feature's bounds from the data), with the leaks of categories read from data."""
 
     def __init__(self, bounds, leaks, missing=()):

@@ -24,6 +24,7 @@ import pytest
 
 from dptrees import BudgetAccountant, DPDecisionTreeClassifier, DPDecisionTreeRegressor
 from dptrees import tree as tree_module
+from dptrees import _tree_data as tree_data
 from dptrees.tree import _PreparedClassification, _PreparedRegression
 from dptrees.validation import WEIGHT_BITS
 
@@ -50,7 +51,7 @@ def test_rounded_weight_sums_have_sensitivity_one():
 def test_weights_above_one_are_refused_by_the_builder_too(monkeypatch):
     # Defence in depth: with the Python check removed, the compiled builder still refuses
     # a record that would count more than one record.
-    monkeypatch.setattr(tree_module, "check_sample_weight",
+    monkeypatch.setattr(tree_data, "check_sample_weight",
                         lambda w, n: None if w is None else np.asarray(w, dtype=float))
     X = np.random.default_rng(1).random((50, 2))
     y = (X[:, 0] > 0.5).astype(int)

@@ -9,19 +9,21 @@ from numpy.testing import assert_array_equal
 from sklearn.exceptions import DataConversionWarning
 
 from dptrees.exceptions import PrivacyLeakWarning
-from dptrees.validation import (
+from dptrees._domains import (
     Bounds,
     ClassEncoding,
     TargetBounds,
     check_bounds,
     check_classes,
+    check_y_bounds,
+)
+from dptrees.validation import (
     check_delta,
     check_epsilon,
     check_features,
     check_in,
     check_positive_int,
     check_targets_regression,
-    check_y_bounds,
     clip,
     clip_to_bounds,
     warn_privacy_leak,
