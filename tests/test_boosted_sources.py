@@ -30,7 +30,7 @@ from dptrees.federated import (
     DPFederatedGradientBoostingClassifier,
     DPFederatedGradientBoostingRegressor,
 )
-from dptrees._sources._clients import ClientRows
+from dptrees.federated._client_rows import ClientRows
 
 from support import dask_inputs
 

@@ -28,7 +28,7 @@ from dptrees.boosting._trees import draw_random_structure
 from dptrees.boosting._losses import BinaryLogistic
 from dptrees.federated import AdaptiveClip, DPAggregator, FixedClip, _protocol
 from dptrees.federated import _boosting as fb
-from dptrees._sources._clients import ClientRows
+from dptrees.federated._client_rows import ClientRows
 from dptrees.federated._boosting import (
     DPFederatedGradientBoostingClassifier,
     DPFederatedGradientBoostingRegressor,

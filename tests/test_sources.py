@@ -124,7 +124,7 @@ def test_in_memory_histograms_sums_and_updates_are_exact(monkeypatch, threads):
     # the row blocks ArraySource makes for `threads` threads at this _THREAD_MIN_ROWS
     source = SimpleNamespace(codes=codes, labels=rng.random(n), weights=None,
                              n_samples=n, n_features=p,
-                             bounds=[(0, n)] if threads == 1 else [(0, n // 2), (n // 2, n)])
+                             row_blocks=[(0, n)] if threads == 1 else [(0, n // 2), (n // 2, n)])
     loss = SquaredError()
     fixed = DPGradientBoostingRegressor()._fixed_point(loss)
     feature = np.full(2 ** (depth + 1) - 1, -1, dtype=np.int32)

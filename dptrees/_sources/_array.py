@@ -51,25 +51,25 @@ class ArraySource:
         self.n_jobs = int(n_jobs)
         n_blocks = max(1, min(self.n_jobs, self.n_samples // _THREAD_MIN_ROWS))
         cuts = np.linspace(0, self.n_samples, n_blocks + 1).astype(np.intp)
-        self.bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
-        self.lengths = [b - a for a, b in self.bounds]
+        self.row_blocks = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+        self.lengths = [b - a for a, b in self.row_blocks]
 
     # -- the blockwise interface, over views of the arrays -----------------------------
 
     @property
     def code_blocks(self):
-        return [self.codes[a:b] for a, b in self.bounds]
+        return [self.codes[a:b] for a, b in self.row_blocks]
 
     @property
     def label_blocks(self):
-        return [self.labels[a:b] for a, b in self.bounds]
+        return [self.labels[a:b] for a, b in self.row_blocks]
 
     @property
     def weight_blocks(self):
         """Per-block sample weights (None when every record weighs 1)."""
         if self.weights is None:
             return None
-        return [self.weights[a:b] for a, b in self.bounds]
+        return [self.weights[a:b] for a, b in self.row_blocks]
 
     def _keep(self, fn, columns, spill=False, **common):
         return list(map_blocks(fn, columns, common, self.n_jobs))
@@ -153,7 +153,7 @@ class ArrayBoostingRows:
         self.targets = _rows.loss_targets(source.labels, loss)
         self.weights = source.weights
         self.n_jobs, self.executor = n_jobs, executor
-        self.row_blocks = source.bounds  # (start, stop) of the source's blocks of rows
+        self.row_blocks = source.row_blocks  # (start, stop) of the source's blocks of rows
         self.stats = np.empty((2, n), dtype=np.int64)
         if loss.constant_hessian:
             self.stats[1].fill(1)

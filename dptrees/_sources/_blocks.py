@@ -92,10 +92,10 @@ class BlockSource(BlockwiseSource):
             starts = np.arange(0, self.n_samples, self.block_rows)
             block_bounds = [(int(a), int(min(a + self.block_rows, self.n_samples)))
                             for a in starts]
-        self.bounds = list(block_bounds)
-        self.lengths = [b - a for a, b in self.bounds]
-        self.x_blocks = [_Slice(X, a, b) for a, b in self.bounds]
-        self.y_blocks = [_Slice(y, a, b) for a, b in self.bounds]
+        self.row_blocks = list(block_bounds)
+        self.lengths = [b - a for a, b in self.row_blocks]
+        self.x_blocks = [_Slice(X, a, b) for a, b in self.row_blocks]
+        self.y_blocks = [_Slice(y, a, b) for a, b in self.row_blocks]
         self._dir = tempfile.TemporaryDirectory(prefix="dptrees-", dir=cache_dir)
         self._files = 0
 
@@ -112,11 +112,11 @@ class BlockSource(BlockwiseSource):
         if not spill:
             return list(self._map(fn, columns, common))
         store = None
-        for (a, b), part in zip(self.bounds, self._map(fn, columns, common)):
+        for (a, b), part in zip(self.row_blocks, self._map(fn, columns, common)):
             if store is None:
                 store = self._memmap(part.dtype, (self.n_samples,) + part.shape[1:])
             store[a:b] = part
-        return [store[a:b] for a, b in self.bounds]
+        return [store[a:b] for a, b in self.row_blocks]
 
     def _memmap(self, dtype, shape):
         self._files += 1

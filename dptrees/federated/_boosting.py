@@ -29,7 +29,7 @@ from dptrees._docs import estimator_doc
 from dptrees._report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
 from dptrees._sources import _rows, encode_regression_targets
-from dptrees._sources._clients import ClientRows
+from dptrees.federated._client_rows import ClientRows
 from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
