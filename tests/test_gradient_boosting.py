@@ -39,7 +39,7 @@ from dptrees.accounting import RDPAccountant, zcdp_budget, zcdp_to_approx_dp
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
 from dptrees._sources import _array, _rows
 from dptrees.boosting import _split_prior
-from dptrees.boosting import _gradient
+from dptrees.boosting import _common, _gradient
 from dptrees.privacy.release_plan import ReleasePlan
 
 BOUNDS = (0.0, 1.0)
@@ -821,7 +821,7 @@ def audit_g_release(d0, d1, release, moved, noise, epsilon, cells, n_cal, n_test
 def split_prior_releases(monkeypatch, est, X1, y1):
     """The split prior's two releases (G, H) of fits on ``D0`` (``D1`` without its last
     record) and ``D1``, both from the same initial score (0.5) and the same seed."""
-    monkeypatch.setattr(_gradient._BoostingFitMixin, "_initial_score",
+    monkeypatch.setattr(_common._BoostingFitMixin, "_initial_score",
                         staticmethod(lambda *args: (np.array([0.5]), float(len(y1)))))
     calls, release = record_releases(monkeypatch)
     out = []
@@ -1001,7 +1001,7 @@ def leaf_noise_samples(monkeypatch, n_trees=300):
     budget = g_calls[0]["budget"]
     # the budget of the G release follows from zcdp_budget and the documented split
     total = zcdp_budget(2.0, 1e-6)
-    assert math.isclose(budget, (1 - 0.01) * total / 4 * (1 - _gradient._HESSIAN_SHARE))
+    assert math.isclose(budget, (1 - 0.01) * total / 4 * (1 - _common._HESSIAN_SHARE))
     assert g_calls[0]["sensitivity"] == ctx.g_sens == math.ceil(0.3 * ctx.g_scale) / ctx.g_scale
     std = ctx.g_sens / math.sqrt(2.0 * budget)  # noise_multiplier * sensitivity
     return noise, std
@@ -1052,19 +1052,19 @@ def test_fixed_point_scale_does_not_read_the_row_count(make, monkeypatch):
     re-rounds every other record's value, so a sum moves by more than one record's clip.
     The scale must come from the public row cap: the same for every dataset size."""
     seen = []
-    real = _gradient.fixed_point_scale
+    real = _common.fixed_point_scale
 
     def spy(bounds, n_max, frac_bits=None):
         seen.append(n_max)
         return real(bounds, n_max, frac_bits)
 
-    monkeypatch.setattr(_gradient, "fixed_point_scale", spy)
+    monkeypatch.setattr(_common, "fixed_point_scale", spy)
     for n in (50, 51, 4096):
         X, y = regression_data(n=n)
         if make is classifier:
             y = (y > 1).astype(int)
         make(n_estimators=1).fit(X, y)
-    assert seen and set(seen) == {_gradient._MAX_ROWS}
+    assert seen and set(seen) == {_common._MAX_ROWS}
 
 
 def test_weak_delta_warns():

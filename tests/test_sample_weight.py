@@ -30,7 +30,7 @@ from dptrees import (
     DPPartitionForestClassifier,
     DPPartitionForestRegressor,
 )
-from dptrees.boosting._gradient import _FixedPoint
+from dptrees.boosting._common import _FixedPoint
 from dptrees.boosting._losses import BinaryLogistic, SquaredError
 from dptrees.federated import (
     DPFederatedGradientBoostingClassifier,

@@ -25,7 +25,7 @@ from scipy import stats as sps
 
 from dptrees import BudgetAccountant
 from dptrees.boosting import DPGradientBoostingClassifier, DPGradientBoostingRegressor
-from dptrees.boosting import _gradient, _split_selection
+from dptrees.boosting import _common, _gradient, _split_selection
 from dptrees.boosting._split_selection import split_utilities
 from dptrees.mechanisms import exponential_mechanism
 from dptrees.privacy import release_plan
@@ -266,7 +266,7 @@ def recorded_selection(monkeypatch, n_records):
                     random_state=random_state)
 
     monkeypatch.setattr(release_plan, "exponential_mechanism", spy)
-    monkeypatch.setattr(_gradient._BoostingFitMixin, "_initial_score",
+    monkeypatch.setattr(_common._BoostingFitMixin, "_initial_score",
                         staticmethod(lambda *args: (np.array([0.0]), 1e6)))
     # D1's last record: label 1 in bin 0 (gradient -0.5 at score 0). D0: one label-1
     # record in bin 0, then 3 label-0 records in bin 1 (gradient +0.5 each): every

@@ -29,7 +29,7 @@ from dptrees._progress import Progress
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees.accounting import AccountantMixin
-from dptrees.boosting._gradient import (
+from dptrees.boosting._common import (
     BOOSTING_CONSTRAINTS,
     _HESSIAN_SHARE,
     _START_AND_PUBLIC_INPUTS_DOC,

@@ -1,0 +1,281 @@
+"""What every boosting estimator shares around the boosting itself: the public binning,
+the fixed-point scales of clipped gradients and Hessians, the DP initial score (noisy
+class counts, or a noisy sum and count: sensitivity 1 each), the fitted privacy
+attributes, the targets' encoding and the shared parameters. Used by gradient boosting,
+the explainable boosting machine and (its parameters) federated boosting."""
+
+from contextlib import contextmanager
+import math
+from typing import NamedTuple, Self
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dptrees._constraints import (
+    ACCOUNTANT,
+    DELTA,
+    EPSILON,
+    POSITIVE,
+    PUBLIC,
+    RANDOM_STATE,
+    VERBOSE,
+)
+from dptrees._core import _fixedpoint
+from dptrees._sources import (
+    encode_regression_targets,
+    open_source,
+    public_binner,
+)
+from dptrees._parallel import n_threads
+from dptrees._report import PrivacyReportMixin
+from dptrees._tables import (
+    BOUNDS_DOC,
+    TableColumnsMixin,
+    fit_columns,
+    keeps_columns_on_failure,
+    public_bounds,
+)
+from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
+from dptrees.mechanisms import fixed_point_scale
+
+__all__ = ["auto_gradient_clip"]
+
+# Share of each leaf (or histogram) release's budget spent on the Hessian sums; the
+# gradient sums carry the signal, the Hessians only scale it.
+_HESSIAN_SHARE = 0.2
+_MAX_ROWS = 2**31 - 1
+
+
+def auto_gradient_clip(epsilon):
+    """``gradient_clip="auto"`` of the log-loss classifier: 0.5 up to ``epsilon = 4``,
+    then ``epsilon / 8`` up to 1 (no clipping of ``p - y``) from ``epsilon = 8``.
+
+    A public function of ``epsilon`` only. A smaller clip lowers the sensitivity, hence
+    the noise, of every release, at the price of a bias on badly fitted records. Chosen
+    on validation rows of Adult, Mushroom and Nursery
+    (``experiments/boosting_defaults_sweep.py --param gradient_clip``; figures in
+    ``experiments/RESULTS.md``).
+    """
+    return min(1.0, max(0.5, float(epsilon) / 8.0))
+
+
+class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
+    """What the boosting estimators share around the boosting itself: binning over the
+    public bounds, the fixed-point scales, the DP initial score and the fitted privacy
+    attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
+
+    @property
+    def _composition(self):
+        if getattr(self, "noise", "gaussian") == "laplace":
+            return ("pure epsilon-DP: every record takes part in every release "
+                    "(sequential composition); total: the sum over the ledger of epsilon "
+                    "x count.")
+        if getattr(self, "accounting", "rdp") == "pld":
+            return ("each release is a discrete Gaussian mechanism (rho-zCDP, rho = "
+                    "1 / (2 z**2)); all are composed by a privacy-loss-distribution "
+                    "accountant and converted to (epsilon, delta).")
+        return ("each release is a discrete Gaussian mechanism (rho-zCDP, rho = 1 / (2 "
+                "z**2)); releases compose by adding rho (subsampled ones as Renyi DP at "
+                "integer orders), and rdp_accountant_ converts the total to (epsilon, "
+                "delta).")
+
+    @contextmanager
+    def _open(self, X, y, sample_weight=None):
+        """The source of ``fit(X, y, sample_weight)``'s rows
+        (:func:`dptrees._sources.open_source`), closed (its temporary files removed) when
+        the fit ends or fails. A data frame's column names become ``feature_names_in_``."""
+        X = fit_columns(self, X)
+        source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)),
+                             sample_weight=sample_weight)
+        try:
+            yield source
+        finally:
+            source.close()
+
+    def _binner(self, source):
+        """The binning over the public bounds (read from the data if None: a leak)."""
+        return public_binner(source, public_bounds(self), self._n_bins(), _MAX_ROWS,
+                             getattr(self, "feature_names_in_", None))
+
+    def _n_bins(self):
+        """The number of bins (a public hyper-parameter)."""
+        return self.n_bins
+
+    def _gradient_clip(self, epsilon):
+        """The public gradient clip: ``gradient_clip``, or its "auto" value at
+        ``epsilon`` (:func:`auto_gradient_clip`)."""
+        if isinstance(self.gradient_clip, str):
+            return auto_gradient_clip(epsilon)
+        return float(self.gradient_clip)
+
+    def _fixed_point(self, loss, weighted=False, epsilon=None):
+        """Public fixed-point scales and per-record sensitivities of ``(g, h)`` sums.
+
+        The scales depend on public values only (the row cap, not the row count): with
+        a scale read from n, one added record could re-round every other record's value
+        and move a sum by more than one record's bound. One record moves a fixed-point
+        sum by its rounded value, at most ``ceil(bound * scale) / scale``. A constant
+        Hessian (1: the sum is a count) needs no fractional bits, unless the records are
+        ``weighted`` (it is then the weight, in [0, 1]); the scales are powers of two,
+        so a record of weight 1 gives the same sums either way.
+        """
+        g_clip = self._gradient_clip(epsilon)
+        h_clip = float(loss.hessian_bound)
+        g_scale = fixed_point_scale((-g_clip, g_clip), _MAX_ROWS)
+        h_scale = (1.0 if loss.constant_hessian and not weighted
+                   else fixed_point_scale((0.0, h_clip), _MAX_ROWS))
+        return _FixedPoint(g_clip, h_clip, g_scale, h_scale,
+                           math.ceil(g_clip * g_scale) / g_scale,
+                           math.ceil(h_clip * h_scale) / h_scale)
+
+    @staticmethod
+    def _initial_score(plan, loss, init_values, n_init_cells, budget, rng):
+        """The DP starting score and the noisy record count it released: noisy class
+        counts (their sum), or a noisy sum and count (each record moves one count, or
+        the sum of targets in [0, 1], by at most 1)."""
+        if n_init_cells == 2 and isinstance(loss, SquaredError):
+            total, count = init_values
+            noisy_sum = plan.release(total, 1.0, budget / 2, rng,
+                                     label="initial score: sum of targets in [0, 1]")
+            noisy_count = plan.release(float(count), 1.0, budget / 2, rng,
+                                       label="initial score: record count")
+            return loss.init_score(noisy_sum, noisy_count), float(noisy_count)
+        noisy_counts = plan.release(init_values, 1.0, budget, rng,
+                                    label="initial score: class counts")
+        return loss.init_score(noisy_counts), float(np.sum(noisy_counts))
+
+    def _store_fit(self, binner, leaks, plan, epsilon):
+        """The fitted attributes every boosting estimator shares: the binning, the
+        public inputs read from data, and the guarantee the plan's accountant gives
+        (at most ``epsilon``: sound by construction, the plan splits what
+        ``zcdp_budget`` / ``epsilon`` allow)."""
+        spent_epsilon, spent_delta = plan.spent()
+        assert spent_epsilon <= epsilon, (spent_epsilon, epsilon)
+        self.binner_ = binner
+        self.n_features_in_ = binner.lower.shape[0]
+        self.bounds_ = (binner.lower.copy(), binner.upper.copy())
+        self.privacy_leaks_ = list(leaks)
+        self.epsilon_spent_ = float(spent_epsilon)
+        self.delta_spent_ = float(spent_delta)
+        self.rdp_accountant_ = plan.rdp
+        self.privacy_ledger_ = plan.ledger()
+
+
+#: The parameters every gradient-boosting estimator (trees, additive, federated) shares.
+BOOSTING_CONSTRAINTS = {
+    "epsilon": EPSILON,
+    "delta": DELTA,
+    "learning_rate": [POSITIVE],
+    "reg_lambda": [POSITIVE],
+    "gradient_clip": [POSITIVE],
+    "bounds": PUBLIC,
+    "accountant": ACCOUNTANT,
+    "random_state": RANDOM_STATE,
+    "verbose": VERBOSE,
+}
+
+
+class _FixedPoint(NamedTuple):
+    """Public clipping bounds, fixed-point scales and per-record sensitivities."""
+
+    g_clip: float
+    h_clip: float
+    g_scale: float
+    h_scale: float
+    g_sens: float
+    h_sens: float
+
+    def to_stats(self, g, h, stats):
+        """Clip and round ``g`` (and ``h``, unless None: a constant Hessian already in
+        ``stats[1]``) into the int64 rows ``stats[0]`` and ``stats[1]``."""
+        _fixedpoint.to_fixed_array(np.ascontiguousarray(g, dtype=np.float64),
+                                   -self.g_clip, self.g_clip, self.g_scale, stats[0])
+        if h is not None:
+            _fixedpoint.to_fixed_array(np.ascontiguousarray(h, dtype=np.float64),
+                                       0.0, self.h_clip, self.h_scale, stats[1])
+
+
+_FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountant.
+
+        ``X`` may be an array; a ``numpy.memmap``, :class:`dptrees.Blocks` or
+        :class:`dptrees.Parquet` file (read in blocks, never copied as float64); or a
+        Dask array or dataframe (statistics computed where the partitions live). The
+        model is the same from each.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, memmap, Blocks, Parquet or Dask collection
+            Training features, of shape (n_samples, n_features).
+        y : array-like of shape (n_samples,)
+            Targets (regression) or class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each record's weight, in [0, 1] (for data in memory): it scales the record's
+            count, target, gradient and Hessian in every statistic, so one record still
+            moves each release by at most what an unweighted record does (the same
+            sensitivities, the same guarantee). Weights above 1 are refused; divide by a
+            public upper bound. A weight of 1 is the unweighted record: all ones give the
+            model fitted without weights.
+
+        Returns
+        -------
+        self
+        """
+
+
+class _SquaredErrorFit:
+    """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
+    and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
+
+    @keeps_columns_on_failure
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        params = self._check_params()
+        with self._open(X, y, sample_weight) as source:
+            source.check_regression_targets()
+            binner, leaks = self._binner(source)
+            y_bounds = encode_regression_targets(source, self.y_bounds)
+            if y_bounds.leak is not None:
+                leaks.append(y_bounds.leak)
+            lower, upper = y_bounds.lower, y_bounds.upper
+            source.bin(binner)
+            # The starting sum, as an exact fixed-point integer over its own scale.
+            scale = fixed_point_scale((0.0, 1.0), _MAX_ROWS)
+            total = source.target_fixed_sum(scale) / scale
+            self._fit(params, source, SquaredError(), (total, source.record_count()), 2,
+                      leaks, binner)
+        self.y_bounds_ = (lower, upper)
+        return self
+
+    fit.__doc__ = _FIT_DOC
+
+
+class _LogLossFit:
+    """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
+    ``_fit`` does the boosting on a source of rows."""
+
+    @keeps_columns_on_failure
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        params = self._check_params()
+        with self._open(X, y, sample_weight) as source:
+            classes, class_leak = source.encode_classes(self.classes)
+            binner, leaks = self._binner(source)
+            if class_leak is not None:
+                leaks.append(class_leak)
+            n_classes = len(classes)
+            loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+            source.bin(binner)
+            counts = source.class_counts(n_classes).astype(float)
+            self._fit(params, source, loss, counts, n_classes, leaks, binner)
+        self.classes_ = classes
+        self._loss = loss
+        return self
+
+    fit.__doc__ = _FIT_DOC
+
+
+# Shared with the cyclic-boosting estimators' docstrings.
+_START_AND_PUBLIC_INPUTS_DOC = """    init_fraction : float, default=0.01
+        Share of the budget spent on the DP initial score.
+""" + BOUNDS_DOC + """    accountant : BudgetAccountant or None
+        Where the fit's ``(epsilon, delta)`` is spent; None uses the default accountant.
+    random_state : None, int, SeedSequence, BitGenerator or Generator
+"""
