@@ -57,16 +57,18 @@ _MAX_LISTED = 10  # at most this many offending items are named in an error mess
 def _user_stacklevel():
     """``stacklevel`` for a warning issued from a helper of this module.
 
-    Counts the frames that belong to the ``dptrees`` package, so that the warning is
-    attributed to the first caller outside it (the user's ``fit`` call), however deep the
-    call chain inside dptrees is.
+    The warning is attributed to the caller of the *outermost* ``dptrees`` frame on the
+    stack (the user's ``fit`` call), however deep the call chain inside dptrees is and
+    whatever runs between its frames (a ``contextlib`` context manager, a thread pool).
     """
     frame = sys._getframe(1)  # the helper that calls ``warnings.warn``
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "dptrees":
+    level, outermost = 1, 1
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").partition(".")[0] == "dptrees":
+            outermost = level
         frame = frame.f_back
         level += 1
-    return level
+    return outermost + 1
 
 
 def warn_user(message, category):

@@ -653,3 +653,38 @@ def test_clip_rejects_bad_bounds():
         clip([0.0], 1.0, 0.0)
     with pytest.raises(ValueError, match=r"lower bound must be <= upper bound"):
         clip([0.0], np.nan, 1.0)
+
+
+# ======================================================================================
+# Warnings point at the user's line
+# ======================================================================================
+
+
+def _estimators_reading_bounds():
+    import dptrees
+    from dptrees import federated
+
+    names = [n for n in dptrees.__all__ if n.startswith("DP")]
+    makers = [getattr(dptrees, n) for n in names]
+    makers += [federated.DPFederatedGradientBoostingClassifier,
+               federated.DPFederatedGradientBoostingRegressor]
+    return makers
+
+
+@pytest.mark.parametrize("make", _estimators_reading_bounds(), ids=lambda c: c.__name__)
+def test_every_estimators_warnings_point_at_the_users_line(make):
+    """A PrivacyLeakWarning (bounds read from the data) is attributed to the line that
+    called ``fit``, for every estimator, whatever runs between (context managers,
+    threads): one helper, ``warn_user``."""
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    classifier = "Classifier" in make.__name__
+    y = (X[:, 0] > 0.5).astype(int) if classifier else X[:, 0]
+    public = {"classes": [0, 1]} if classifier else {"y_bounds": (0.0, 1.0)}
+    est = make(**public)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert leaks
+    assert {w.filename for w in leaks} == {__file__}
