@@ -24,7 +24,8 @@ from dptrees.validation import warn_user
 __all__ = ["load", "save", "trusted_types"]
 
 # Every dptrees type a fitted estimator may hold: the estimators, their tree and binning
-# structures, table encodings, losses, accountants and their records.
+# structures, table encodings, losses, accountants and their records, the search and the
+# schema encoder of a pipeline.
 _TRUSTED = (
     "dptrees._binning.Binner",
     "dptrees._tables.Numeric",
@@ -52,6 +53,7 @@ _TRUSTED = (
     "dptrees.forest.DPPartitionForestClassifier",
     "dptrees.forest.DPPartitionForestRegressor",
     "dptrees.model_selection.DPRandomSearch",
+    "dptrees.preprocessing.PublicSchemaEncoder",
     "dptrees.tree.DPDecisionTreeClassifier",
     "dptrees.tree.DPDecisionTreeRegressor",
 )

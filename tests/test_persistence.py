@@ -114,3 +114,22 @@ def test_a_file_with_an_unlisted_type_is_refused(tmp_path):
         load(path)
     name = f"{Unlisted.__module__}.Unlisted"
     assert isinstance(load(path, trusted=[name]).extra_, Unlisted)
+
+
+def test_a_pipeline_with_the_schema_encoder_round_trips(tmp_path):
+    """The library's own encoder is a trusted type: a Pipeline(PublicSchemaEncoder,
+    DPGradientBoostingClassifier) saves and loads with nothing else trusted."""
+    from sklearn.pipeline import make_pipeline
+
+    from dptrees.preprocessing import PublicSchemaEncoder
+
+    X, y = table()
+    X = X.assign(colour=X["colour"].fillna("red"))
+    encoder = PublicSchemaEncoder([(0.0, 1.0), (0.0, 1.0), ["red", "green", "blue"]])
+    pipe = make_pipeline(encoder, DPGradientBoostingClassifier(
+        n_estimators=3, bounds=(-0.5, 2.5), classes=[0, 1],
+        accountant=BudgetAccountant(10.0, 1e-5))).fit(X, y)
+    save(pipe, tmp_path / "pipe.skops")
+    loaded = load(tmp_path / "pipe.skops")
+    np.testing.assert_array_equal(loaded.predict_proba(X), pipe.predict_proba(X))
+    assert str(loaded[-1].privacy_report()) == str(pipe[-1].privacy_report())
