@@ -346,7 +346,7 @@ def profile_tree_stages(X, y, *, max_depth=10, seed=0, repeat=3):
     try:
         from dptrees._core import _binning
         from dptrees.tree import _PreparedRegression
-        from dptrees._domains import check_bounds, check_y_bounds
+        from dptrees.data.domains import check_bounds, check_y_bounds
         from dptrees.validation import check_features, check_targets_regression
 
         Xv = best("validate X (check_features)", lambda: check_features(X))

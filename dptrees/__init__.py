@@ -15,7 +15,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
     ) from exc
 
 from dptrees._sources import Blocks, Parquet
-from dptrees._tables import Numeric
+from dptrees.data.tables import Numeric
 from dptrees.accounting import BudgetAccountant
 from dptrees.boosting import (
     DPAdaBoostClassifier,

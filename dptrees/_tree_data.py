@@ -2,18 +2,18 @@
 (:class:`_PreparedRegression`, :class:`_PreparedClassification`) or left in a source read
 block by block (:class:`_SourceRegression`, :class:`_SourceClassification`), with the
 fixed-point targets the compiled builder sums. Nothing here is released: the public
-bounds and classes are parsed by :mod:`dptrees._domains`, and every value that reaches a
+bounds and classes are parsed by :mod:`dptrees.data.domains`, and every value that reaches a
 release is clipped to them.
 """
 
 import numpy as np
 
-from dptrees._binning import Binner, missing_features
+from dptrees.data.binning import Binner, missing_features
 from dptrees._core import _binning
-from dptrees._domains import check_bounds, check_classes, check_y_bounds
+from dptrees.data.domains import check_bounds, check_classes, check_y_bounds
 from dptrees._sources import encode_regression_targets, public_binner
 from dptrees._sources._rows import TreeTargets, assign_partitions
-from dptrees._tables import public_bounds
+from dptrees.data.tables import public_bounds
 from dptrees._tree_growth import grow_from_statistics
 from dptrees.validation import (
     check_features,

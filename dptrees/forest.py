@@ -29,7 +29,7 @@ from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
 from dptrees._sources._rows import assign_partitions
-from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
+from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
     CLASSIFIER_BUDGET_WEIGHTS,
     RANDOM_STATE_DOC,

@@ -39,7 +39,7 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._params import store_params
-from dptrees._report import PrivacyReportMixin, ledger_entry
+from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import (
     AccountantMixin,

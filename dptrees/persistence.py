@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from sklearn.base import BaseEstimator
 
 from dptrees._optional import optional_import
-from dptrees._report import seeded_parameters
+from dptrees.privacy.report import seeded_parameters
 from dptrees.exceptions import PrivacyLeakWarning
 from dptrees.validation import warn_user
 
@@ -27,9 +27,9 @@ __all__ = ["load", "save", "trusted_types"]
 # structures, table encodings, losses, accountants and their records, the search and the
 # schema encoder of a pipeline.
 _TRUSTED = (
-    "dptrees._binning.Binner",
-    "dptrees._tables.Numeric",
-    "dptrees._tables.TableEncoding",
+    "dptrees.data.binning.Binner",
+    "dptrees.data.tables.Numeric",
+    "dptrees.data.tables.TableEncoding",
     "dptrees._tree_structure.Tree",
     "dptrees.privacy.budget.BudgetAccountant",
     "dptrees.privacy.budget.SpendRecord",

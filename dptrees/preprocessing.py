@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from dptrees._tables import category_codes, columns_of, is_bounds_pair
+from dptrees.data.tables import category_codes, columns_of, is_bounds_pair
 from dptrees._constraints import BOOLEAN, options, validate_params
 
 __all__ = ["PublicSchemaEncoder"]

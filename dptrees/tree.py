@@ -35,10 +35,10 @@ from dptrees._importances import ensemble_importances
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._prediction import MostProbableClassMixin
-from dptrees._report import PrivacyReportMixin, ledger_entry
+from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
 from dptrees._sources import is_blockwise, open_source
-from dptrees._tables import (
+from dptrees.data.tables import (
     BOUNDS_DOC,
     TableColumnsMixin,
     fit_columns,

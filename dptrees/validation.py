@@ -1,7 +1,7 @@
 """Input validation shared by every estimator and mechanism: warnings at the user's line,
 privacy parameters and other scalars, feature and target arrays, sample weights, and
 clipping to public bounds. The public domains themselves (bounds, target bounds,
-classes) are parsed by :mod:`dptrees._domains`.
+classes) are parsed by :mod:`dptrees.data.domains`.
 
 Malformed input (NaN, infinity, strings, complex numbers, wrong shapes, ill-typed
 hyper-parameters) raises a ``ValueError`` or ``TypeError`` with a message that says what
@@ -502,7 +502,7 @@ def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):
     """
     if n_features is not None and estimator is not None and not isinstance(estimator, str):
         check_feature_names(estimator, X, reset=False)
-        encoding = getattr(estimator, "_table_encoding", None)  # see dptrees._tables
+        encoding = getattr(estimator, "_table_encoding", None)  # see dptrees.data.tables
         if encoding is not None:
             X = encoding.transform(X)
     arr = _to_numpy(X, name)
@@ -676,7 +676,7 @@ def clip_to_bounds(X, lower, upper):
     X : array-like of shape (n_samples, n_features)
         Validated features (see :func:`check_features`); NaN would pass through.
     lower, upper : float or array-like of shape (n_features,)
-        Bounds, e.g. from :func:`dptrees._domains.check_bounds`.
+        Bounds, e.g. from :func:`dptrees.data.domains.check_bounds`.
 
     Returns
     -------
@@ -715,7 +715,7 @@ def clip(y, lower, upper):
     y : array-like
         Validated values (see :func:`check_targets_regression`); NaN would pass through.
     lower, upper : float
-        Bounds, e.g. from :func:`dptrees._domains.check_y_bounds`.
+        Bounds, e.g. from :func:`dptrees.data.domains.check_y_bounds`.
 
     Returns
     -------

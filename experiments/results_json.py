@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from dptrees._report import jsonable
+from dptrees.privacy.report import jsonable
 
 __all__ = ["jsonable", "write_json"]
 

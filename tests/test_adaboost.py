@@ -19,7 +19,7 @@ from sklearn.base import clone
 
 import support
 from dptrees import BudgetAccountant
-from dptrees._binning import Binner
+from dptrees.data.binning import Binner
 from dptrees.boosting import DPAdaBoostClassifier
 from dptrees.boosting import _adaboost as ada
 from dptrees.boosting._schedules import (

@@ -22,7 +22,7 @@ from dptrees import (
     DPExplainableBoostingClassifier,
     DPExplainableBoostingRegressor,
 )
-from dptrees._binning import Binner
+from dptrees.data.binning import Binner
 from dptrees.boosting._losses import MultinomialLogistic
 from dptrees.boosting._trees import draw_random_structure
 from dptrees.federated import _boosting as fb

@@ -39,7 +39,7 @@ from dptrees import (
     PrivacyLeakWarning,
 )
 from dptrees.accounting import zcdp_budget
-from dptrees._individual_filter import individual_cost
+from dptrees.privacy.individual_filter import individual_cost
 from dptrees.boosting import _cyclic, _cyclic_rows
 
 from support import BAD_CLASSES, check_bad_classes

@@ -22,7 +22,7 @@ from sklearn.base import clone
 from support import ALPHA, audit_samplers
 
 from dptrees import EarlyStopWarning, PrivacyLeakWarning
-from dptrees._binning import Binner
+from dptrees.data.binning import Binner
 from dptrees.accounting import RDPAccountant
 from dptrees.boosting._trees import draw_random_structure
 from dptrees.boosting._losses import BinaryLogistic

@@ -1,4 +1,4 @@
-"""Tests for ``dptrees._individual_filter``: per-record costs, the filter, and an audit.
+"""Tests for ``dptrees.privacy.individual_filter``: per-record costs, the filter, and an audit.
 
 * :func:`individual_cost`: 0 for records that move nothing, the worst case (up to the
   relative ``2**-40`` round-up) for records that move the sums by the sensitivity,
@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from dptrees._individual_filter import IndividualFilter, individual_cost
+from dptrees.privacy.individual_filter import IndividualFilter, individual_cost
 from dptrees.accounting import zcdp_to_approx_dp
 from dptrees.audit import audit_epsilon
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism

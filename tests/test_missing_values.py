@@ -31,7 +31,7 @@ from dptrees import (
     DPPartitionForestRegressor,
     Numeric,
 )
-from dptrees._binning import Binner
+from dptrees.data.binning import Binner
 from dptrees.exceptions import PrivacyLeakWarning
 from dptrees.federated import (
     DPFederatedGradientBoostingClassifier,
@@ -274,7 +274,7 @@ def _missing_neighbours():
 
 
 def _prepare_table(est, X, y):
-    from dptrees._tables import fit_columns
+    from dptrees.data.tables import fit_columns
     from dptrees.tree import _PreparedClassification
 
     return _PreparedClassification(est, fit_columns(est, X), y)

@@ -26,7 +26,7 @@ from dptrees import (
     DPPartitionForestClassifier,
 )
 from dptrees.federated import DPFederatedGradientBoostingClassifier
-from dptrees._domains import check_bounds
+from dptrees.data.domains import check_bounds
 
 pd = pytest.importorskip("pandas")
 

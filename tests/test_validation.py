@@ -9,7 +9,7 @@ from numpy.testing import assert_array_equal
 from sklearn.exceptions import DataConversionWarning
 
 from dptrees.exceptions import PrivacyLeakWarning
-from dptrees._domains import (
+from dptrees.data.domains import (
     Bounds,
     ClassEncoding,
     TargetBounds,

@@ -7,7 +7,7 @@ the data, so they release nothing. Values are clipped to the bounds first (never
 dropped). Bin ``b`` holds the values ``x`` with ``floor((x - lower) / (upper - lower) * m)
 == b``. A feature with a missing bin keeps its last code, ``n_bins - 1``, for missing
 values, which the caller writes as any number above ``upper`` (after clipping the
-present values to the bounds: :mod:`dptrees._tables`): the largest code, so a split
+present values to the bounds: :mod:`dptrees.data.tables`): the largest code, so a split
 ``code <= b`` sends a missing value right unless ``b`` is the last edge.
 """
 

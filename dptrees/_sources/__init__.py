@@ -17,8 +17,8 @@ is the same from every source. No source adds noise or releases anything.
 
 import numpy as np
 
-from dptrees._binning import Binner, missing_features
-from dptrees._domains import check_bounds, check_y_bounds
+from dptrees.data.binning import Binner, missing_features
+from dptrees.data.domains import check_bounds, check_y_bounds
 
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource

@@ -17,7 +17,7 @@ from dptrees._core import _histogram
 from dptrees._sources import _rows
 from dptrees._sources._blocks import map_blocks
 from dptrees._sources._blockwise import add_up
-from dptrees._domains import check_classes
+from dptrees.data.domains import check_classes
 from dptrees.validation import check_features, check_sample_weight, check_targets_regression
 
 __all__ = ["ArraySource", "ArrayBoostingRows"]

@@ -12,7 +12,7 @@ fitted model, are the same bit for bit whatever the blocks and wherever they run
 import numpy as np
 
 from dptrees._sources import _rows
-from dptrees._domains import check_classes
+from dptrees.data.domains import check_classes
 
 __all__ = ["add_up", "BlockwiseSource", "BlockwiseBoostingRows", "BlockwiseTreeRows"]
 

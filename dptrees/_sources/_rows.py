@@ -15,7 +15,7 @@ import numpy as np
 
 from dptrees._core import _binning, _histogram
 from dptrees.mechanisms import fixed_point_sum
-from dptrees._domains import check_classes
+from dptrees.data.domains import check_classes
 from dptrees.validation import check_features, check_targets_regression, clip
 
 __all__ = [
@@ -124,7 +124,7 @@ def label_dtype(n_classes):
 
 def block_label_codes(y_block, classes):
     """Class indices of a block of labels against the public (sorted) ``classes``; the
-    validation and messages of :func:`dptrees._domains.check_classes`."""
+    validation and messages of :func:`dptrees.data.domains.check_classes`."""
     codes = check_classes(classes, y_block, n_samples=len(y_block)).y
     return codes.astype(label_dtype(len(classes)))
 

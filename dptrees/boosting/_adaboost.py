@@ -32,9 +32,9 @@ from dptrees._importances import ensemble_importances
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._random import check_random_state
-from dptrees._report import PrivacyReportMixin, ledger_entry
+from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
 from dptrees._sources import open_source, public_binner
-from dptrees._tables import (
+from dptrees.data.tables import (
     BOUNDS_DOC,
     TableColumnsMixin,
     fit_columns,
@@ -336,7 +336,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
     budget_ : dict
         Budget of each kind of release.
     privacy_ledger_ : list of dict
-        Every release of the fit (:func:`dptrees._report.ledger_entry`: mechanism,
+        Every release of the fit (:func:`dptrees.privacy.report.ledger_entry`: mechanism,
         sensitivity, epsilon); the epsilons compose (sequentially) to at most
         ``epsilon_spent_``. :meth:`privacy_report` prints it.
     privacy_leaks_ : list of str

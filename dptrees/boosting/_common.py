@@ -27,8 +27,8 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees._parallel import n_threads
-from dptrees._report import PrivacyReportMixin
-from dptrees._tables import (
+from dptrees.privacy.report import PrivacyReportMixin
+from dptrees.data.tables import (
     BOUNDS_DOC,
     TableColumnsMixin,
     fit_columns,

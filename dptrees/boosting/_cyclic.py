@@ -1,7 +1,7 @@
 """Differentially private cyclic boosting of single-feature shape functions (DP-EBM style).
 
 Guarantee: ``(epsilon, delta)``-DP for add/remove-one neighbours, given public bounds and
-targets or classes, with individual Renyi accounting (:mod:`dptrees._individual_filter`):
+targets or classes, with individual Renyi accounting (:mod:`dptrees.privacy.individual_filter`):
 each per-feature, per-cycle release of the bins' ``(G, H)`` sums has sensitivity one
 record's clipped gradient ``S_G`` and Hessian bound ``S_H`` (bin 0, the baseline, is never
 released), and each record pays only what it contributes. The proof: "Privacy proofs,
@@ -232,7 +232,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         plan.record(f"bin sums and intercept steps, {n_cycles} cycles",
                     "filtered discrete Gaussian", 1.0, "L2", rho=filtered,
                     note="individual Renyi filter (Feldman & Zrnic; "
-                         "dptrees._individual_filter): each record pays for its own "
+                         "dptrees.privacy.individual_filter): each record pays for its own "
                          "clipped contribution and stops at this total")
         self.intercept_ = intercept
         self.term_scores_ = scores

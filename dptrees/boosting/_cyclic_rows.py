@@ -3,7 +3,7 @@ the blocks, exact per-feature sums reduced to the caller.
 
 :class:`CyclicRows` holds, with every block of the source (in memory, memmap blocks,
 Dask partitions), the block's raw scores and the records' individual Renyi filter
-(:class:`~dptrees._individual_filter.IndividualFilter`). A release asks every block for
+(:class:`~dptrees.privacy.individual_filter.IndividualFilter`). A release asks every block for
 the exact int64 fixed-point ``(g, h)`` sums of its *admitted* records (the filter charges
 each record its own cost first, per record), and adds them up: integer sums, so the
 released statistics, and the fitted model, are the same bit for bit whatever the blocks.
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dptrees._core import _histogram
-from dptrees._individual_filter import IndividualFilter, individual_cost
+from dptrees.privacy.individual_filter import IndividualFilter, individual_cost
 from dptrees._sources import _rows
 
 __all__ = ["CyclicRows", "ReleaseCost"]

@@ -26,11 +26,11 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._docs import estimator_doc
-from dptrees._report import CLIENT, RECORD, ledger_entry
+from dptrees.privacy.report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
 from dptrees._sources import _rows, encode_regression_targets
 from dptrees.federated._client_rows import ClientRows
-from dptrees._tables import BOUNDS_DOC, keeps_columns_on_failure
+from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from dptrees._report import ledger_entry
+from dptrees.privacy.report import ledger_entry
 from dptrees.mechanisms import (
     _laplace_ratio,
     exponential_mechanism,

@@ -349,7 +349,7 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=Non
     def label(i):
         return f"feature {int(i)}"
 
-    leaks = list(getattr(bounds, "leaks", ()))  # categories read by dptrees._tables
+    leaks = list(getattr(bounds, "leaks", ()))  # categories read by dptrees.data.tables
     if bounds is None:
         lower, upper, from_data = np.zeros(n_features), np.zeros(n_features), slice(None)
         what = "feature bounds"

@@ -20,7 +20,7 @@ class Binner:
     (clipping). Split candidates are the ``n_bins - 1`` interior edges of each feature.
 
     A feature listed in ``missing`` keeps its last bin, ``n_bins - 1``, for missing values
-    (written as any number above its upper bound, see :mod:`dptrees._tables`), and its
+    (written as any number above its upper bound, see :mod:`dptrees.data.tables`), and its
     present values share the other ``n_bins - 1`` bins; its last split candidate
     separates missing from present values. Which features have a missing bin is public
     (declared in ``bounds``), never read from the data.
@@ -78,5 +78,5 @@ class Binner:
 
 def missing_features(bounds):
     """The features with a missing bin declared in ``bounds`` (the table encoding's
-    :class:`dptrees._tables.TableBounds`; none for any other bounds)."""
+    :class:`dptrees.data.tables.TableBounds`; none for any other bounds)."""
     return getattr(bounds, "missing", ())

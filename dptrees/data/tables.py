@@ -24,7 +24,7 @@ at ``predict`` (it cannot be clipped to a category).
 
 A numeric column may be missing only if ``bounds`` says so, with
 ``Numeric(lower, upper, missing=True)``: it then gets a missing bin of its own (the
-last of its ``n_bins``; :class:`dptrees._binning.Binner`), whether or not the data has
+last of its ``n_bins``; :class:`dptrees.data.binning.Binner`), whether or not the data has
 missing values. Its present values are clipped to the bounds and a missing value is
 written as ``upper + (upper - lower)``, above every present one, so that a split sends
 it right, with the larger values, unless the split is the column's last edge, which
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dptrees._sources import is_blockwise
-from dptrees._domains import by_feature_index
+from dptrees.data.domains import by_feature_index
 from dptrees.validation import check_feature_names, warn_privacy_leak
 
 __all__ = ["BOUNDS_DOC", "Numeric", "TableColumnsMixin", "TableEncoding", "category_codes",
@@ -309,7 +309,7 @@ def _numeric(values, label):
 
 
 class TableBounds(dict):
-    """Bounds by feature index for :func:`dptrees._domains.check_bounds` (``None``: read
+    """Bounds by feature index for :func:`dptrees.data.domains.check_bounds` (``None``: read
     that feature's bounds from the data), with the leaks of categories read from data."""
 
     def __init__(self, bounds, leaks, missing=()):
