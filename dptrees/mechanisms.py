@@ -653,14 +653,8 @@ def exponential_mechanism(utilities: ArrayLike, *, sensitivity: float, epsilon: 
 
     Parameters
     ----------
-    utilities : array-like of float, shape (n_candidates,)
-        ``-inf`` marks a candidate that may never be chosen.
-    sensitivity : float
-    epsilon : float
-    monotonic : bool, default=False
-    size : int or tuple of ints, optional
-        Shape of independent selections (each costs ``epsilon``).
-    random_state : None, int, SeedSequence, BitGenerator or Generator
+    utilities, sensitivity, epsilon, monotonic, size, random_state
+        As for :func:`permute_and_flip`.
 
     Returns
     -------

@@ -149,10 +149,8 @@ class PLDAccountant:
 
         Parameters
         ----------
-        noise_multiplier : float
-            Noise standard deviation over the L2 sensitivity (grid units); positive.
-        count : int, default=1
-            How many such releases.
+        noise_multiplier, count
+            As for :meth:`compose_subsampled_discrete_gaussian`.
 
         Returns
         -------

@@ -467,14 +467,8 @@ class RDPAccountant:
             Target epsilon, ``>= 0``.
         max_delta : float
             Largest acceptable delta, in ``[0, 1]``.
-        noise_multiplier : float
-            Noise standard deviation divided by the L2 sensitivity; positive.
-        sampling_probability : float, default=1.0
-            Poisson sampling probability of each release.
-        count : int, default=1
-            Number of further releases.
-        discrete : bool, default=False
-            Account them as :meth:`compose_subsampled_discrete_gaussian` does.
+        noise_multiplier, sampling_probability, count, discrete
+            The further releases, as for :meth:`delta_after`.
 
         Returns
         -------
