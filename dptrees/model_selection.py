@@ -473,8 +473,9 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
             if has_random_state:
                 model.set_params(random_state=self._trial_random_state(est_rng, seeded))
             model.fit(X_fit, y_fit, **fit_params)
-            leaks.extend(leak for leak in getattr(model, "privacy_leaks_", ())
-                         if leak not in leaks)
+            for leak in getattr(model, "privacy_leaks_", ()):
+                if leak not in leaks:
+                    leaks.append(leak)
             if budget.rho is None:
                 self._check_trial_spend(model, trial_acc, budget.epsilon)
             else:
@@ -527,20 +528,20 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
         if budget.rho is None:
             score.update(mechanism="discrete Laplace", norm="L1", epsilon=budget.epsilon)
             fit = {"epsilon": budget.epsilon}
-            selection = ledger_entry(
-                "the best trial (geometric number of trials)", "random stopping",
-                sensitivity, norm="utility", epsilon=self.epsilon, mean_trials=mean_trials,
-                note="Liu & Talwar 2019: the best of a geometric number of epsilon_t-DP "
-                     "trials is 3 epsilon_t-DP; the trials below are not released")
+            number, mechanism, theorem = ("geometric", "random stopping",
+                                          "Liu & Talwar 2019: the best of a geometric "
+                                          "number of epsilon_t-DP trials is 3 epsilon_t-DP")
         else:
             score.update(mechanism="discrete Gaussian", norm="L2", rho=budget.rho)
             fit = {"rho": budget.rho}
-            selection = ledger_entry(
-                "the best trial (logarithmic number of trials)", "Renyi DP selection",
-                sensitivity, norm="utility", epsilon=self.epsilon, mean_trials=mean_trials,
-                note="Papernot & Steinke 2022, theorem 2: the best of a logarithmic "
-                     "number of rho_t-zCDP trials, accounted in Renyi DP; the trials below "
-                     "are not released")
+            number, mechanism, theorem = ("logarithmic", "Renyi DP selection",
+                                          "Papernot & Steinke 2022, theorem 2: the best of "
+                                          "a logarithmic number of rho_t-zCDP trials, "
+                                          "accounted in Renyi DP")
+        selection = ledger_entry(
+            f"the best trial ({number} number of trials)", mechanism, sensitivity,
+            norm="utility", epsilon=self.epsilon, mean_trials=mean_trials,
+            note=f"{theorem}; the trials below are not released")
         name = type(self.estimator).__name__
         return [
             selection,
