@@ -127,7 +127,7 @@ def profile_stages(X, y, *, max_depth=10, n_estimators=100, seed=0, repeat=1):
                              n_jobs=1, seed=seed)
         epsilon = est._check_params()
         budget = est._tree_budget(epsilon / n_estimators)
-        data = best("prepare (validate + bin X, classes)", lambda: est._prepare(X, y))
+        data = best("prepare (validate + bin X, classes)", lambda: bench_trees.tree_data(est, X, y))
         k = resolve_max_features(est.max_features, data.n_features)
         builder = est._builder(budget, data, k)
 

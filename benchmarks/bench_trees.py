@@ -320,10 +320,16 @@ def subprocess_peak(kind, n_samples, n_features, *, max_depth, n_estimators, n_j
 
 # -- profile of the DP tree fit -----------------------------------------------------------
 
+def tree_data(est, X, y):
+    """What ``est.fit`` trains on (private: the rows prepared for the compiled builder)."""
+    with est._training_data(X, y) as data:
+        return data
+
+
 def profile_tree_stages(X, y, *, max_depth=10, seed=0, repeat=3):
     """Seconds (best of ``repeat``) of each stage of ``DPDecisionTreeRegressor.fit``.
 
-    Stages as in :class:`dptrees.tree._PreparedRegression` and ``_grow``: input
+    Stages as in :class:`dptrees._tree_data.TreeData` and ``_grow``: input
     validation, feature binning (``_binning.bin_features``), target preparation, the
     compiled ``TreeBuilder.build`` and the Python assembly of the tree. Uses private
     helpers: returns the stages measured so far and ``"error"`` if they changed. Also a
@@ -345,7 +351,6 @@ def profile_tree_stages(X, y, *, max_depth=10, seed=0, repeat=3):
     est = make_estimator("dp_tree", max_depth=max_depth, seed=seed)
     try:
         from dptrees._core import _binning
-        from dptrees.tree import _PreparedRegression
         from dptrees.data.domains import check_bounds, check_y_bounds
         from dptrees.validation import check_features, check_targets_regression
 
@@ -364,8 +369,8 @@ def profile_tree_stages(X, y, *, max_depth=10, seed=0, repeat=3):
             return codes
 
         best("bin features (bin_features)", bin_only)
-        data = best("_PreparedRegression (the above + targets)",
-                    lambda: _PreparedRegression(est, X, y))
+        data = best("prepared tree data (the above + targets)",
+                    lambda: tree_data(est, X, y))
         # dptrees >= the "one tree engine" builder: _check_params -> epsilon,
         # _tree_budget, _builder(budget, data), build(noise_rng, candidate_rng, ...)
         budget = est._tree_budget(est._check_params())

@@ -74,7 +74,6 @@ Seeds make audits reproducible; they have no place in a private release (see
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeAlias
@@ -90,6 +89,7 @@ from dptrees._audit_events import (
     _normalise_events,
     _threshold_candidates,
 )
+from dptrees._checks import check_delta, check_epsilon, check_positive_int, check_probability
 from dptrees._random import RandomStateLike, spawn_generators
 
 __all__ = [
@@ -139,7 +139,7 @@ def clopper_pearson(
     """
     from scipy.special import betaincinv
 
-    alpha = _check_alpha(alpha)
+    alpha = check_probability(alpha, "alpha", open_interval=True)
     k_arr = np.asarray(k)
     n_arr = np.asarray(n)
     if not (_is_integral_array(k_arr) and _is_integral_array(n_arr)):
@@ -203,11 +203,10 @@ def epsilon_bound_from_counts(k0: int, n0: int, k1: int, n1: int, *, alpha: floa
         ``max(ln((p0_lower - delta) / p1_upper), ln((p1_lower - delta) / p0_upper), 0)``
         with Clopper-Pearson bounds, each one-sided at level ``alpha / 4``.
     """
-    alpha = _check_alpha(alpha)
-    delta = _check_delta(delta)
+    alpha = check_probability(alpha, "alpha", open_interval=True)
+    delta = check_delta(delta)
     for name, value in (("k0", k0), ("n0", n0), ("k1", k1), ("n1", n1)):
-        if not _is_int(value):
-            raise TypeError(f"{name} must be an integer, got {value!r}")
+        check_positive_int(value, name, minimum=0)
     eps01, eps10, _, _ = _directional_bounds(k0, n0, k1, n1, alpha, delta)
     return max(float(eps01), float(eps10), 0.0)
 
@@ -293,7 +292,7 @@ class AuditResult:
             ``False`` if ``epsilon_lower_bound > claimed_epsilon``, i.e. the claim is
             refuted with confidence ``1 - alpha``. ``True`` does not prove the claim.
         """
-        claimed_epsilon = _check_claimed(claimed_epsilon)
+        claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon", zero=True, infinite=True)
         return self.epsilon_lower_bound <= claimed_epsilon
 
     def assert_within(self, claimed_epsilon: float) -> Self:
@@ -388,15 +387,15 @@ def audit_pair(
     """
     if not (callable(sampler0) and callable(sampler1)):
         raise TypeError("sampler0 and sampler1 must be callable")
-    n_calibration = _check_positive_int(n_calibration, "n_calibration")
-    n_test = _check_positive_int(n_test, "n_test")
-    min_count = _check_positive_int(min_count, "min_count")
-    n_thresholds = _check_positive_int(n_thresholds, "n_thresholds")
-    max_categories = _check_positive_int(max_categories, "max_categories", allow_zero=True)
+    n_calibration = check_positive_int(n_calibration, "n_calibration")
+    n_test = check_positive_int(n_test, "n_test")
+    min_count = check_positive_int(min_count, "min_count")
+    n_thresholds = check_positive_int(n_thresholds, "n_thresholds")
+    max_categories = check_positive_int(max_categories, "max_categories", minimum=0)
     if chunk_size is not None:
-        chunk_size = _check_positive_int(chunk_size, "chunk_size")
-    alpha = _check_alpha(alpha)
-    delta = _check_delta(delta)
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
+    alpha = check_probability(alpha, "alpha", open_interval=True)
+    delta = check_delta(delta)
     if statistic is not None and not callable(statistic):
         raise TypeError("statistic must be callable or None")
     predicates = _normalise_events(events)
@@ -655,10 +654,6 @@ def _py(x):
     return x.item() if hasattr(x, "item") else x
 
 
-def _is_int(x):
-    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def _is_integral_array(a):
     if a.dtype == np.bool_:
         return False
@@ -669,30 +664,3 @@ def _is_integral_array(a):
     return False
 
 
-def _check_positive_int(x, name, allow_zero=False):
-    if not _is_int(x):
-        raise TypeError(f"{name} must be an integer, got {x!r}")
-    if x < 0 or (x == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {x}")
-    return int(x)
-
-
-def _check_alpha(alpha):
-    alpha = float(alpha)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    return alpha
-
-
-def _check_delta(delta):
-    delta = float(delta)
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must be in [0, 1), got {delta}")
-    return delta
-
-
-def _check_claimed(eps):
-    eps = float(eps)
-    if not eps >= 0.0:
-        raise ValueError(f"claimed_epsilon must be non-negative, got {eps}")
-    return eps

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dptrees._core import _fixedpoint, _mechanisms, _rng
+from dptrees._checks import check_positive_number
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.exceptions import DiscretisationError
 
@@ -74,15 +75,6 @@ _MAX_COUNT = 2**62
 
 # --------------------------------------------------------------------------------------
 # Parameter checks and exact ratios
-
-def _check_positive_finite(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return value
-
 
 def _size_to_count(size):
     if size is None:
@@ -193,7 +185,7 @@ def discrete_laplace(scale: float, size: int | Sequence[int] | None = None,
     -------
     int or ndarray of int64
     """
-    scale = _check_positive_finite(scale, "scale")
+    scale = check_positive_number(scale, "scale")
     ratio = _exact_ratio(scale, "scale", round_up=False)
     out = _discrete_laplace_noise(ratio, _size_to_count(size), check_random_state(random_state))
     return _shape_output(out, size)
@@ -219,7 +211,7 @@ def discrete_gaussian(sigma2: float, size: int | Sequence[int] | None = None,
     -------
     int or ndarray of int64
     """
-    sigma2 = _check_positive_finite(sigma2, "sigma2")
+    sigma2 = check_positive_number(sigma2, "sigma2")
     n, d = float(sigma2).as_integer_ratio()
     if d > 2**32 or n > 2**53:
         raise ValueError(
@@ -264,7 +256,7 @@ def laplace_grid(sensitivity: float, n_values: int = 1) -> tuple[float, float]:
     sensitivity_units : float
         An integer-valued float, exact.
     """
-    sensitivity = _check_positive_finite(sensitivity, "sensitivity")
+    sensitivity = check_positive_number(sensitivity, "sensitivity")
     grid = 2.0 ** math.floor(math.log2(sensitivity / (n_values * 2**_GRID_BITS)))
     return grid, sensitivity / grid + n_values  # exact: grid is a power of two
 
@@ -293,7 +285,7 @@ def laplace_mechanism(values: ArrayLike, *, sensitivity: float, epsilon: float,
     -------
     float or ndarray of float64, shaped like ``values``
     """
-    epsilon = _check_positive_finite(epsilon, "epsilon")
+    epsilon = check_positive_number(epsilon, "epsilon")
     arr = _as_float_array(values)
     grid, sensitivity_units = laplace_grid(sensitivity, max(arr.size, 1))
     t, s = _laplace_ratio(sensitivity_units, epsilon)
@@ -332,8 +324,8 @@ def gaussian_grid(sensitivity: float, noise_multiplier: float,
     grid : float
     sigma2_units : int
     """
-    sensitivity = _check_positive_finite(sensitivity, "sensitivity")
-    noise_multiplier = _check_positive_finite(noise_multiplier, "noise_multiplier")
+    sensitivity = check_positive_number(sensitivity, "sensitivity")
+    noise_multiplier = check_positive_number(noise_multiplier, "noise_multiplier")
     root_n = math.sqrt(n_values) * _ROUND_UP
     grid = 2.0 ** math.floor(math.log2(sensitivity / (root_n * 2**_GRID_BITS)))
     # Keep the standard deviation in grid units below 2**25 (the exact sampler takes
@@ -412,7 +404,7 @@ def noisy_count(count: ArrayLike, *, epsilon: float,
     -------
     int or ndarray of int64
     """
-    epsilon = _check_positive_finite(epsilon, "epsilon")
+    epsilon = check_positive_number(epsilon, "epsilon")
     arr = np.asarray(count)
     if arr.dtype.kind not in "iub":
         raise TypeError(f"counts must be integers, got dtype {arr.dtype}")
@@ -420,7 +412,7 @@ def noisy_count(count: ArrayLike, *, epsilon: float,
         np.any(arr > _MAX_COUNT) or (arr.dtype.kind == "i" and np.any(arr < -_MAX_COUNT))
     ):
         # Checked in the input's own dtype: a cast to int64 would wrap uint64 values.
-        raise ValueError(f"counts must lie in [-2**62, 2**62], got a count outside it")
+        raise ValueError("counts must lie in [-2**62, 2**62], got a count outside it")
     noise = _discrete_laplace_noise(_laplace_ratio(1, epsilon), arr.size,
                                     check_random_state(random_state))
     released = arr.astype(np.int64).ravel() + noise
@@ -516,7 +508,7 @@ def noisy_sum(values: ArrayLike, *, bounds: tuple[float, float], epsilon: float,
     -------
     float
     """
-    epsilon = _check_positive_finite(epsilon, "epsilon")
+    epsilon = check_positive_number(epsilon, "epsilon")
     scale = fixed_point_scale(bounds, n_max)
     total, _ = fixed_point_sum(values, bounds=bounds, scale=scale)
     sensitivity_units = math.ceil(max(abs(float(b)) for b in bounds) * scale)
@@ -559,8 +551,8 @@ def selection_constants(sensitivity: float, epsilon: float,
     eps_num : int
     den : int
     """
-    sensitivity = _check_positive_finite(sensitivity, "sensitivity")
-    epsilon = _check_positive_finite(epsilon, "epsilon")
+    sensitivity = check_positive_number(sensitivity, "sensitivity")
+    epsilon = check_positive_number(epsilon, "epsilon")
     q = 2.0 ** (math.floor(math.log2(sensitivity)) - _SCORE_BITS)
     d_units = math.ceil(sensitivity / q) + 2
     eps_num = math.floor(epsilon * 2**_EPS_BITS)

@@ -37,19 +37,9 @@ from dptrees._params import store_params
 from dptrees._prediction import MostProbableClassMixin
 from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
 from dptrees._random import check_random_state
-from dptrees._sources import is_blockwise, open_source
-from dptrees.data.tables import (
-    BOUNDS_DOC,
-    TableColumnsMixin,
-    fit_columns,
-    keeps_columns_on_failure,
-)
-from dptrees._tree_data import (
-    _PreparedClassification,
-    _PreparedRegression,
-    _SourceClassification,
-    _SourceRegression,
-)
+from dptrees.data.prepare import prepare
+from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
+from dptrees._tree_data import TreeData
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
@@ -298,19 +288,12 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 
     @contextmanager
     def _training_data(self, X, y, n_jobs=1, sample_weight=None):
-        """The validated, binned rows of ``fit(X, y, sample_weight)``: in memory, or
-        left in a source read block by block (memmaps, :class:`dptrees.Blocks`, Dask;
-        no weights), closed at the end. Everything is validated here, before anything is
-        spent. A data frame's column names become ``feature_names_in_``."""
-        X = fit_columns(self, X)
-        if not is_blockwise(X, y):
-            yield self._prepare(X, y, n_jobs, sample_weight)
-            return
-        source = open_source(X, y, n_jobs=n_jobs, sample_weight=sample_weight)
-        try:
-            yield self._prepare_source(source)
-        finally:
-            source.close()
+        """The rows of ``fit(X, y, sample_weight)`` (:func:`~dptrees.data.prepare.prepare`)
+        as the builder reads them (:class:`~dptrees._tree_data.TreeData`), closed at the
+        end. Everything is validated here, before anything is spent."""
+        with prepare(self, X, y, sample_weight, task=self._task, max_classes=256,
+                     n_jobs=n_jobs) as prepared:
+            yield TreeData(self, prepared)
 
     _composition = ("pure epsilon-DP. Along a record's root-to-leaf path the releases "
                     "compose sequentially (one node per depth); nodes of one depth hold "
@@ -388,11 +371,7 @@ class _RegressionTreeMixin:
         "y_bounds": PUBLIC,
     }
 
-    def _prepare(self, X, y, n_threads=1, sample_weight=None):
-        return _PreparedRegression(self, X, y, n_threads, sample_weight)
-
-    def _prepare_source(self, source):
-        return _SourceRegression(self, source)
+    _task = "regression"
 
     def _criterion_name(self):
         return "mse" if self.leaf == "mean" else "mae"
@@ -427,11 +406,7 @@ class _ClassificationTreeMixin(MostProbableClassMixin):
         "classes": PUBLIC,
     }
 
-    def _prepare(self, X, y, n_threads=1, sample_weight=None):
-        return _PreparedClassification(self, X, y, n_threads, sample_weight)
-
-    def _prepare_source(self, source):
-        return _SourceClassification(self, source)
+    _task = "classification"
 
     def _criterion_name(self):
         return "gini"

@@ -1,7 +1,8 @@
 """Input validation shared by every estimator and mechanism: warnings at the user's line,
-privacy parameters and other scalars, feature and target arrays, sample weights, and
-clipping to public bounds. The public domains themselves (bounds, target bounds,
-classes) are parsed by :mod:`dptrees.data.domains`.
+feature and target arrays, sample weights, and clipping to public bounds. The scalars
+(epsilon, delta, counts, options) have one contract each in :mod:`dptrees._checks`,
+re-exported here; the public domains (bounds, target bounds, classes) are parsed by
+:mod:`dptrees.data.domains`.
 
 Malformed input (NaN, infinity, strings, complex numbers, wrong shapes, ill-typed
 hyper-parameters) raises a ``ValueError`` or ``TypeError`` with a message that says what
@@ -13,10 +14,7 @@ checks look for it (``"Reshape your data"``, ``"Complex data not supported"``,
 reports how many values were clipped (that count is private).
 """
 
-import difflib
 import inspect
-import math
-import numbers
 import sys
 import warnings
 
@@ -27,6 +25,13 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_array
 
 from dptrees import _compat
+from dptrees._checks import (  # noqa: F401  (the checks' public home for the estimators)
+    check_delta,
+    check_epsilon,
+    check_in,
+    check_positive_int,
+    check_positive_number,
+)
 from dptrees.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
 
 __all__ = [
@@ -107,54 +112,7 @@ def warn_privacy_leak(what, *, param=None):
     return f"{param}: {record}" if param else record
 
 
-# --------------------------------------------------------------------------- scalars
-
-
-def _is_real_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def _as_real(value, name):
-    """``float(value)`` for a real, non-boolean number (or a 0-d real numpy array)."""
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
-        value = value.item()
-    if not _is_real_number(value):
-        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
-    try:
-        return float(value)
-    except OverflowError:
-        raise ValueError(f"{name} must be finite, got {value!r} (too large for a float)") from None
-
-
-def check_epsilon(epsilon, name="epsilon"):
-    """Validate a privacy parameter epsilon (or any strictly positive real).
-
-    Parameters
-    ----------
-    epsilon : real number
-        Must be finite and strictly positive. Booleans and strings are rejected.
-    name : str, default="epsilon"
-        Name used in error messages.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError
-        If ``epsilon`` is not a real number.
-    ValueError
-        If it is NaN, infinite, zero, negative, or so small that ``1 / epsilon`` overflows.
-    """
-    value = _as_real(epsilon, name)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    if not np.isfinite(1.0 / value):
-        raise ValueError(f"{name}={value!r} is too small: 1/{name} overflows")
-    return value
+# --------------------------------------------------------------------------- privacy
 
 
 def warn_weak_delta(delta, n, unit="records"):
@@ -178,149 +136,6 @@ def warn_weak_delta(delta, n, unit="records"):
         warn_user(f"delta={delta!r} is at least 1/n, n the number of {unit}: such a "
                   f"guarantee allows releasing one of the {unit} in the clear. Use delta "
                   f"well below 1/n (e.g. 1/n**1.1 or 1e-6).", WeakPrivacyWarning)
-
-
-def check_delta(delta, name="delta"):
-    """Validate a privacy parameter delta.
-
-    Parameters
-    ----------
-    delta : real number
-        Must lie in ``[0, 1)``; ``0`` means pure epsilon-DP.
-    name : str, default="delta"
-        Name used in error messages.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError
-        If ``delta`` is not a real number (booleans included).
-    ValueError
-        If it is NaN or outside ``[0, 1)``.
-    """
-    value = _as_real(delta, name)
-    if not (0.0 <= value < 1.0):  # also rejects NaN
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
-    return value
-
-
-def check_positive_number(value, name, *, allow_none=False, allow_zero=False):
-    """Validate a real hyper-parameter that must be finite and > 0 (``>= 0`` with
-    ``allow_zero``; ``None`` if allowed).
-
-    Parameters
-    ----------
-    value : float or None
-        The hyper-parameter's value.
-    name : str
-        Its name, for messages.
-    allow_none : bool, default=False
-        Accept ``None``.
-    allow_zero : bool, default=False
-        Accept 0.
-
-    Returns
-    -------
-    float or None
-    """
-    if allow_none and value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-        math.isfinite(value) and (value > 0 or (allow_zero and value == 0))
-    ):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return float(value)
-
-
-def check_positive_int(value, name, minimum=1, maximum=None):
-    """Validate an integer hyper-parameter.
-
-    Parameters
-    ----------
-    value : int
-        A Python or numpy integer (not a bool, not a float such as ``3.0``).
-    name : str
-        Name used in error messages.
-    minimum : int, default=1
-        Smallest allowed value.
-    maximum : int, optional
-        Largest allowed value (no upper limit if ``None``).
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not an integer.
-    ValueError
-        If it is outside ``[minimum, maximum]``.
-    """
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {value}")
-    return value
-
-
-def _same_option(value, option):
-    if value is option:
-        return True
-    # keep True from matching 1 and "1" from matching 1
-    if isinstance(value, (bool, np.bool_)) != isinstance(option, (bool, np.bool_)):
-        return False
-    if isinstance(value, str) != isinstance(option, str):
-        return False
-    try:
-        equal = value == option
-    except Exception:
-        return False
-    return isinstance(equal, (bool, np.bool_)) and bool(equal)
-
-
-def check_in(value, name, options):
-    """Validate a hyper-parameter that must be one of a fixed set of values.
-
-    Parameters
-    ----------
-    value : object
-        The value given by the user.
-    name : str
-        Name used in error messages.
-    options : iterable
-        Allowed values (compared with ``==``; strings are case-sensitive, booleans only
-        match booleans).
-
-    Returns
-    -------
-    object
-        The matching element of ``options``.
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is not one of ``options``; the message lists the allowed values and,
-        for strings, suggests a close match.
-    """
-    options = list(options)
-    for option in options:
-        if _same_option(value, option):
-            return option
-    allowed = ", ".join(repr(o) for o in options)
-    message = f"{name} must be one of {allowed}; got {value!r}"
-    if isinstance(value, str):
-        close = difflib.get_close_matches(value, [o for o in options if isinstance(o, str)], n=1)
-        if close:
-            message += f". Did you mean {close[0]!r}?"
-    raise ValueError(message)
 
 
 # --------------------------------------------------------------------------- arrays

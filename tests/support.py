@@ -101,14 +101,22 @@ def audit_samplers(sampler_d0, sampler_d1, n_calibration, n_test, seed=0):
                       alpha=ALPHA, random_state=seed)
 
 
-def release_sampler(est, X, y, summarise, *, prepare, fresh_streams):
+def tree_data(est, X, y, sample_weight=None):
+    """What a tree or forest's ``fit`` trains on: ``est._training_data`` (the rows through
+    :func:`dptrees.data.prepare.prepare`, as :class:`dptrees._tree_data.TreeData`). Rows
+    in memory need no closing: the arrays stay with the data."""
+    with est._training_data(X, y, sample_weight=sample_weight) as data:
+        return data
+
+
+def release_sampler(est, X, y, summarise, *, prepare=tree_data, fresh_streams):
     """Batched sampler ``(n, rng) -> n`` summaries of the trees ``est`` releases on ``(X, y)``.
 
     Runs exactly what ``est.fit`` runs after validation and accounting: the estimator's
     compiled builder (``est._builder(budget, data)``, ``budget`` from
-    ``est._tree_budget(est._check_params())``) on ``data = prepare(est, X, y)`` (the
-    estimator's ``_Prepared*`` class; its sample weights, if any, go to the builder as
-    ``fit`` passes them). ``summarise`` receives the builder's node arrays.
+    ``est._tree_budget(est._check_params())``) on ``data = prepare(est, X, y)`` (by default
+    :func:`tree_data`; its sample weights, if any, go to the builder as ``fit`` passes
+    them). ``summarise`` receives the builder's node arrays.
 
     ``fresh_streams=True``: every release draws its noise and candidate streams from its
     own ``rng.spawn(2)``, as ``fit`` does. ``False``: a batch of releases shares one pair
@@ -144,7 +152,7 @@ def root_split(nodes):
     return float(nodes["feature"][0] * 15 + nodes["bin_threshold"][0])
 
 
-def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0, *, prepare,
+def run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0, *, prepare=tree_data,
               fresh_streams):
     """Audit ``est`` on the neighbouring datasets ``d0 = (X0, y0)`` and ``d1`` through the
     statistic ``summarise`` (see ``release_sampler`` for ``prepare`` and ``fresh_streams``)."""

@@ -13,6 +13,8 @@
   code with a broken assumption and MUST be flagged.
 """
 
+import contextlib
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -31,6 +33,7 @@ from dptrees.boosting._schedules import (
     swing_schedule,
 )
 from dptrees._sources import ArraySource
+from dptrees.data.prepare import prepare
 from dptrees.boosting._weak_learners import WeightedRows, WeightedTree, fit_weighted_tree
 from dptrees._tree_structure import Tree
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
@@ -347,7 +350,10 @@ def fit_sampler(X, y, sample_weight=None, **kw):
     est = DPAdaBoostClassifier(n_estimators=2, epsilon=4.0, schedule="every", bounds=(0.0, 1.0),
                                classes=[0, 1], n_bins=2, max_weight=4.0, **kw)
     params = est._check_params()
-    data = ada._Data(est, X, y, sample_weight)
+    # the rows stay open while the sampler lives (it keeps the stack), as during a fit
+    rows_open = contextlib.ExitStack()
+    data = rows_open.enter_context(
+        prepare(est, X, y, sample_weight, task="classification", max_classes=256))
 
     def sampler(n, rng):
         out = np.empty(n)
@@ -358,6 +364,7 @@ def fit_sampler(X, y, sample_weight=None, **kw):
             out[i] = 1000 * first.feature[0] + first.noisy_totals[1, 0]
         return out
 
+    sampler.rows_open = rows_open
     return sampler
 
 

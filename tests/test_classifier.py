@@ -23,7 +23,7 @@ Audit harness
 -------------
 As in ``tests/test_tree.py``: the audits run the estimator's own compiled builder,
 ``est._builder(budget, data)`` with ``budget = est._tree_budget(est._check_params())``,
-on data prepared once by ``_PreparedClassification`` -- exactly what ``fit`` runs after
+on data prepared once by ``support.tree_data`` -- exactly what ``fit`` runs after
 validation and accounting (``test_audit_harness_releases_what_fit_releases``). For speed
 a batch of releases draws its noise from one pair of spawned streams (same distribution
 as one fresh pair per release: independent noise for every release).
@@ -49,7 +49,8 @@ from dptrees import (
     PrivacyLeakWarning,
 )
 from dptrees.forest import assign_partitions, auto_n_estimators
-from dptrees.tree import _PreparedClassification, auto_max_depth, split_tree_budget
+from dptrees._tree_data import TreeData
+from dptrees.tree import auto_max_depth, split_tree_budget
 
 import support
 from support import BOUNDS, audit_samplers, root_split
@@ -503,7 +504,7 @@ def _neighbours(x0, n, x_record, class_record, n_features=None):
 # the guarantee). ``run_audit(est, d0, d1, summarise, n_calibration, n_test, seed=0)``
 # audits a pair of neighbouring datasets. (Fixtures ``inject`` and ``record_audit``:
 # ``conftest.py``.)
-HARNESS = dict(prepare=_PreparedClassification, fresh_streams=False)
+HARNESS = dict(fresh_streams=False)
 release_sampler = functools.partial(support.release_sampler, **HARNESS)
 run_audit = functools.partial(support.run_audit, **HARNESS)
 
@@ -612,7 +613,7 @@ FOREST_D0, FOREST_D1 = _neighbours([0.5], 30, [1.0], 1)
 
 
 def forest_sampler(est, X, y):
-    data = _PreparedClassification(est, X, y)
+    data = support.tree_data(est, X, y)
     builder = est._builder(est._tree_budget(est._check_params()), data)
     k, n = est.n_estimators, data.codes.shape[0]
 
@@ -642,7 +643,7 @@ def test_forest_replay_is_fit():
     X, y = noisy_data(n=300)
     est = make("forest", 3.0, n_estimators=3, max_depth=2, classes=[0, 1, 2],
                min_samples_split=5, min_samples_leaf=1, random_state=4).fit(X, y)
-    data = _PreparedClassification(est, X, y)
+    data = support.tree_data(est, X, y)
     builder = est._builder(est._tree_budget(est._check_params()), data)
     rng = np.random.default_rng(4)
     parts = assign_partitions(300, 3, rng)
@@ -665,7 +666,7 @@ def test_audit_partition_forest_classifier(record_audit):
 
 def test_control_forest_classifier_without_partitioning_is_flagged(record_audit,
                                                                    monkeypatch):
-    monkeypatch.setattr(_PreparedClassification, "subset", lambda self, rows: self)
+    monkeypatch.setattr(TreeData, "subset", lambda self, rows: self)
     res = forest_audit(1_000, 6_000)
     record_audit(res, 2.0)  # the record moves 3 counts and 3 class counts
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.61 (2.35-2.61)

@@ -42,8 +42,6 @@ from dptrees._core._builder import TreeBuilder
 from dptrees.forest import assign_partitions, auto_n_thresholds
 from dptrees.mechanisms import selection_constants
 from dptrees.tree import (
-    _PreparedClassification,
-    _PreparedRegression,
     auto_max_depth,
     resolve_max_features,
     split_tree_budget,
@@ -601,8 +599,7 @@ def test_replay_is_fit(kind, partition):
     X, y = random_data(n=400)
     est = make(kind, 3, 6.0, partition=partition, max_depth=3, min_samples_split=5,
                min_samples_leaf=1, random_state=9).fit(X, target(kind, y))
-    prepare = _PreparedClassification if kind == "classifier" else _PreparedRegression
-    trees = extra_replay(est, prepare(est, X, target(kind, y)))(np.random.default_rng(9))
+    trees = extra_replay(est, support.tree_data(est, X, target(kind, y)))(np.random.default_rng(9))
     assert sum(t.node_count for t in est.estimators_) > 6
     for tree, nodes in zip(est.estimators_, trees):
         for key in TREE_KEYS:
@@ -632,7 +629,7 @@ def releases_high(trees):
 
 
 def forest_sampler(est, X, y, tree_epsilon=None):
-    data = _PreparedClassification(est, X, y)
+    data = support.tree_data(est, X, y)
     builder = extra_builder(est, data, tree_epsilon)
 
     def sampler(n, rng):

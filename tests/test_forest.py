@@ -34,7 +34,6 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-import dptrees.tree as tree_module
 from dptrees import (
     BudgetAccountant,
     BudgetExceededError,
@@ -44,7 +43,8 @@ from dptrees import (
 )
 from dptrees._tree_structure import Tree
 from dptrees.forest import assign_partitions
-from dptrees.tree import _PreparedRegression, split_tree_budget
+from dptrees._tree_data import TreeData
+from dptrees.tree import split_tree_budget
 
 import support
 from support import BOUNDS, assert_same_trees, audit_samplers, step_data
@@ -128,7 +128,7 @@ def test_forest_replay_is_fit():
     for leaf in ("mean", "median"):
         est = make(4, 3.0, max_depth=3, n_bins=8, leaf=leaf, min_samples_split=5,
                    min_samples_leaf=2, random_state=5).fit(X, y)
-        nodes = forest_replay(est, _PreparedRegression(est, X, y))(np.random.default_rng(5))
+        nodes = forest_replay(est, support.tree_data(est, X, y))(np.random.default_rng(5))
         assert len(nodes) == len(est.estimators_) == 4
         for tree, node in zip(est.estimators_, nodes):
             for key in ("feature", "bin_threshold", "left", "right", "depth", "noisy_count"):
@@ -372,7 +372,7 @@ def counts_plus_sums(trees):
 
 
 def forest_sampler(est, X, y, summarise):
-    trees = forest_replay(est, _PreparedRegression(est, X, y), spawn=False)
+    trees = forest_replay(est, support.tree_data(est, X, y), spawn=False)
 
     def sampler(n, rng):
         return np.array([summarise(trees(rng)) for _ in range(n)])
@@ -399,7 +399,7 @@ def test_audit_forest(record_audit):
 
 def test_control_forest_without_partitioning_is_flagged(record_audit, monkeypatch):
     # the classic bug: every tree is grown on all the data, each with the full epsilon
-    monkeypatch.setattr(tree_module._PreparedRegression, "subset", lambda self, rows: self)
+    monkeypatch.setattr(TreeData, "subset", lambda self, rows: self)
     res = run_forest_audit(audited_forest(), 1_000, 6_000)
     record_audit(res, 2.0)  # each record now moves 3 counts and 3 sums
     assert res.epsilon_lower_bound > 2.0, res.summary()  # measured 2.55 (2.47-2.66 over seeds)

@@ -1064,7 +1064,7 @@ def test_fixed_point_scale_does_not_read_the_row_count(make, monkeypatch):
         if make is classifier:
             y = (y > 1).astype(int)
         make(n_estimators=1).fit(X, y)
-    assert seen and set(seen) == {_common._MAX_ROWS}
+    assert seen and set(seen) == {_common.MAX_ROWS}
 
 
 def test_weak_delta_warns():

@@ -14,7 +14,6 @@ from dptrees import (
     DPExtraTreesClassifier,
     DPPartitionForestClassifier,
 )
-from dptrees.tree import _PreparedClassification
 from support import run_audit
 
 
@@ -32,7 +31,7 @@ def released_label(nodes):
 
 def audit_label(est):
     return run_audit(est, (X0, Y0), (X1, Y1), released_label, 3_000, 12_000,
-                     prepare=_PreparedClassification, fresh_streams=True)
+                     fresh_streams=True)
 
 
 # D0: 3 records of class 0 and 3 of class 1; D1 adds one record of class 1.

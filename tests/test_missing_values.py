@@ -273,12 +273,6 @@ def _missing_neighbours():
     return (X0, y0), (np.vstack([X0, [np.nan, 1.5 / 16]]), np.append(y0, 1))
 
 
-def _prepare_table(est, X, y):
-    from dptrees.data.tables import fit_columns
-    from dptrees.tree import _PreparedClassification
-
-    return _PreparedClassification(est, fit_columns(est, X), y)
-
 
 def test_audit_a_missing_value_isolated_by_its_own_edge():
     from support import root_split, run_audit
@@ -288,7 +282,6 @@ def test_audit_a_missing_value_isolated_by_its_own_edge():
         budget_weights=(1, 20, 1), bounds={0: Numeric(0, 1, missing=True), 1: (0, 1)},
         accountant=BudgetAccountant())
     d0, d1 = _missing_neighbours()
-    res = run_audit(est, d0, d1, root_split, 3_000, 12_000, prepare=_prepare_table,
-                    fresh_streams=False)
+    res = run_audit(est, d0, d1, root_split, 3_000, 12_000, fresh_streams=False)
     res.assert_within(2.0)
     assert res.epsilon_lower_bound > 0.5, res.summary()  # measured 0.86-0.99 over seeds

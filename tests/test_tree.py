@@ -25,7 +25,7 @@ Audit harness
 ``DPDecisionTreeRegressor.fit`` costs ~1 ms (validation, accounting); the audits need
 ~10^4-10^5 releases, so they run the estimator's own compiled builder
 (``est._builder(budget, ...)``, ``budget`` from ``est._check_params()``) on data
-prepared once by ``_PreparedRegression`` -- exactly what ``fit`` does, minus the
+prepared once by ``support.tree_data`` -- exactly what ``fit`` does, minus the
 bookkeeping. ``test_audit_harness_releases_what_fit_releases`` checks that the harness
 and ``fit`` give the identical tree for the same random stream, so the audited object is
 the released one. Audits are seeded (deterministic) and use ``alpha = 1e-3``.
@@ -53,7 +53,7 @@ from dptrees import (
     PrivacyLeakWarning,
 )
 from dptrees._tree_structure import Tree
-from dptrees.tree import _PreparedRegression, split_tree_budget
+from dptrees.tree import split_tree_budget
 
 import support
 from support import BOUNDS, TREE_KEYS, assert_same_tree, random_data, root_split, step_data
@@ -405,7 +405,7 @@ def test_budget_weights_change_the_noise_of_each_release():
 
     def root_counts(weights):
         est = make(1.0, max_depth=0, budget_weights=weights)
-        data = _PreparedRegression(est, X, y)
+        data = support.tree_data(est, X, y)
         budget = est._tree_budget(est._check_params())
         builder = est._builder(budget, data)
         rng = np.random.default_rng(0)
@@ -749,7 +749,7 @@ def _neighbours(x0, y0, n, x_record, y_record):
 # node arrays (leaf values in target units rescaled to [0, 1]). ``run_audit(est, d0, d1,
 # summarise, n_calibration, n_test, seed=0)`` audits a pair of neighbouring datasets.
 # (Fixtures ``inject`` and ``record_audit``: ``conftest.py``.)
-HARNESS = dict(prepare=_PreparedRegression, fresh_streams=True)
+HARNESS = dict(fresh_streams=True)
 release_sampler = functools.partial(support.release_sampler, **HARNESS)
 run_audit = functools.partial(support.run_audit, **HARNESS)
 

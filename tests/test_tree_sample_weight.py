@@ -24,8 +24,7 @@ import pytest
 
 from dptrees import BudgetAccountant, DPDecisionTreeClassifier, DPDecisionTreeRegressor
 from dptrees import tree as tree_module
-from dptrees import _tree_data as tree_data
-from dptrees.tree import _PreparedClassification, _PreparedRegression
+from dptrees._sources import _array as array_source
 from dptrees.validation import WEIGHT_BITS
 
 import support
@@ -51,7 +50,7 @@ def test_rounded_weight_sums_have_sensitivity_one():
 def test_weights_above_one_are_refused_by_the_builder_too(monkeypatch):
     # Defence in depth: with the Python check removed, the compiled builder still refuses
     # a record that would count more than one record.
-    monkeypatch.setattr(tree_data, "check_sample_weight",
+    monkeypatch.setattr(array_source, "check_sample_weight",
                         lambda w, n: None if w is None else np.asarray(w, dtype=float))
     X = np.random.default_rng(1).random((50, 2))
     y = (X[:, 0] > 0.5).astype(int)
@@ -86,7 +85,7 @@ def _run(est, prepared, d0, d1, summarise, n_calibration, n_test):
         X, y, w = d
         return support.release_sampler(
             est, X, y, summarise, fresh_streams=True,
-            prepare=lambda e, X, y: prepared(e, X, y, 1, w))
+            prepare=lambda e, X, y: prepared(e, X, y, w))
     return support.audit_samplers(harness(d0), harness(d1), n_calibration, n_test)
 
 
@@ -115,9 +114,9 @@ def count_and_class_high(nodes, count=16, in_class=1):
 # name: (estimator, its prepared data, statistic, D0's target, the record's target, the
 # statistic's thresholds when the record enters twice)
 AUDITS = {
-    "mean leaf": (regressor, _PreparedRegression, count_and_mean_high, 0.0, 1.0,
+    "mean leaf": (regressor, support.tree_data, count_and_mean_high, 0.0, 1.0,
                   {"count": 17, "centred": -6.5}),
-    "class counts": (classifier, _PreparedClassification, count_and_class_high, 0, 1,
+    "class counts": (classifier, support.tree_data, count_and_class_high, 0, 1,
                      {"count": 17, "in_class": 2}),
 }
 
@@ -185,7 +184,7 @@ def test_weighted_targets_never_exceed_the_unweighted():
     w = rng.random(n)
     est = DPDecisionTreeRegressor(1.0, max_depth=0, bounds=(0, 1), y_bounds=(0, 1),
                                   accountant=BudgetAccountant())
-    data = _PreparedRegression(est, X, y, 1, w)
+    data = support.tree_data(est, X, y, w)
     builder = est._builder(est._tree_budget(1.0), data)
     leaf = builder.build(np.random.default_rng(4), np.random.default_rng(5), data.codes,
                          data.y_fixed, data.labels, weights=data.weights)

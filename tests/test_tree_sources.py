@@ -26,6 +26,7 @@ from dptrees import (
     DPDecisionTreeRegressor,
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
+    DPGradientBoostingRegressor,
     DPPartitionForestClassifier,
     DPPartitionForestRegressor,
 )
@@ -33,8 +34,9 @@ from dptrees import _tree_growth
 from dptrees._core import _histogram
 from dptrees._core._builder import TreeBuilder, renumber_depth_first
 from dptrees._sources import _rows
+from dptrees.exceptions import PrivacyLeakWarning
 
-from support import dask_inputs
+from support import dask_inputs, tree_data
 
 N, P = 4001, 6
 ARRAYS = ("feature", "bin_threshold", "left", "right", "depth", "noisy_count", "value")
@@ -147,7 +149,7 @@ def test_builder_threads_give_the_same_nodes_on_a_large_node():
                                            max_depth=8, max_features=5), y_cls)):
         est.set_params(epsilon=4.0, random_state=11)
         builder_kw = est._check_params()
-        data = est._prepare(X, y)
+        data = tree_data(est, X, y)
         max_features = None if getattr(est, "_greedy", True) else 5
         builder = est._builder(est._tree_budget(builder_kw), data, max_features)
         runs = [builder.build(np.random.default_rng(1), np.random.default_rng(2), data.codes,
@@ -310,3 +312,23 @@ def test_renumber_depth_first_orders_like_scikit_learn_and_refuses_non_trees():
     orphan = dict(nodes, left=np.array([1, -1, -1, -1, -1]), right=np.array([2, -1, -1, -1, -1]))
     with pytest.raises(ValueError, match="not a tree"):
         renumber_depth_first(orphan)
+
+
+@pytest.mark.parametrize("make", [
+    lambda b: DPDecisionTreeRegressor(bounds=b, y_bounds=(0, 1), random_state=0),
+    lambda b: DPGradientBoostingRegressor(n_estimators=3, bounds=b, y_bounds=(0, 1),
+                                          random_state=0),
+])
+def test_a_bounds_dict_that_leaves_a_feature_out_reads_it_from_blocks_too(tmp_path, make):
+    # the feature left out is read from the data (a leak, warned) in memory and in blocks
+    X = np.random.default_rng(0).random((300, 2)) * [1, 10]
+    y = X[:, 0]
+    disk = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=float,
+                                     shape=X.shape)
+    disk[:] = X
+    fitted = []
+    for data in (X, disk):
+        with pytest.warns(PrivacyLeakWarning, match=r"bounds of \['feature 1'\]"):
+            fitted.append(make({0: (0, 1), 1: None}).fit(data, y))
+    assert fitted[1].bounds_[1][1] == X[:, 1].max()
+    assert np.array_equal(fitted[0].predict(X), fitted[1].predict(X))

@@ -72,13 +72,13 @@ def is_blockwise(X, y=None):
 
 def public_binner(source, bounds, n_bins, max_rows, feature_names=None):
     """The binning of ``source``'s features over the public ``bounds``, and the leaks
-    of public inputs read from data: ``(binner, leaks)``. ``bounds=None`` reads them
-    from the data (per-block min/max), with a ``PrivacyLeakWarning``; a dict of bounds
-    may name the columns ``feature_names``."""
+    of public inputs read from data: ``(binner, leaks)``. ``bounds=None``, or a dict
+    that leaves features out, reads them from the data (per-block min/max), with a
+    ``PrivacyLeakWarning``; a dict of bounds may name the columns ``feature_names``."""
     if source.n_samples > max_rows:
         raise ValueError(f"at most {max_rows} rows are supported, got {source.n_samples}")
-    data = source.feature_minmax() if bounds is None else None
-    checked = check_bounds(bounds, data, n_features=source.n_features,
+    # the data's minima and maxima are read only for the bounds not given (a leak)
+    checked = check_bounds(bounds, source.feature_minmax, n_features=source.n_features,
                            feature_names=feature_names)
     leaks = [] if checked.leak is None else [checked.leak]
     return Binner(checked.lower, checked.upper, n_bins, missing_features(bounds)), leaks

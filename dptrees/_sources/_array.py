@@ -102,7 +102,7 @@ class ArraySource:
         return encoding.classes, encoding.leak
 
     def bin(self, binner):
-        self.codes = binner.transform(self.X)
+        self.codes = binner.transform(self.X, self.n_jobs)
 
     def class_counts(self, n_classes):
         return _rows.block_class_counts(self.labels, n_classes, self.weights)

@@ -29,18 +29,11 @@ from dptrees._constraints import (
 )
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
-from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._random import check_random_state
 from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
-from dptrees._sources import open_source, public_binner
-from dptrees.data.tables import (
-    BOUNDS_DOC,
-    TableColumnsMixin,
-    fit_columns,
-    keeps_columns_on_failure,
-    public_bounds,
-)
+from dptrees.data.prepare import prepare
+from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._schedules import SCHEDULES, draw_schedule
 from dptrees.boosting._weak_learners import (
@@ -78,7 +71,6 @@ LEAF_MARGIN = 1.0
 _MIN_RELEASE_EPSILON = 2.0**-28
 #: Per-release budgets are shrunk by this factor so that their float sum is <= epsilon.
 _SAFETY = 1.0 - 2.0**-40
-_MAX_ROWS = 2**31 - 1
 _MAX_WEIGHT_LIMIT = 2.0**20  # n * max_weight < 2**51 keeps grid sums exact
 
 
@@ -97,36 +89,6 @@ class _Params(NamedTuple):
     n_bins: int
     error_margin: float
     prior_vote: bool
-
-
-class _Data:
-    """Validated, binned training rows of ``fit(X, y)``: a source of rows (in memory, in
-    blocks from a memmap or Parquet file, on Dask); :meth:`close` removes its files."""
-
-    def __init__(self, estimator, X, y, sample_weight=None):
-        X = fit_columns(estimator, X)
-        self.source = source = open_source(X, y, n_jobs=n_threads(estimator.n_jobs),
-                                           sample_weight=sample_weight)
-        try:
-            classes, class_leak = source.encode_classes(estimator.classes)
-            binner, leaks = public_binner(source, public_bounds(estimator), estimator.n_bins,
-                                          _MAX_ROWS,
-                                          getattr(estimator, "feature_names_in_", None))
-            if len(classes) > 256:
-                raise ValueError(f"at most 256 classes are supported, got {len(classes)}")
-            source.bin(binner)
-        except BaseException:
-            source.close()
-            raise
-        self.leaks = leaks + ([] if class_leak is None else [class_leak])
-        self.binner = binner
-        self.classes = classes
-        self.n_classes = len(classes)
-        self.n_features = source.n_features
-        self.n_samples = source.n_samples
-
-    def close(self):
-        self.source.close()
 
 
 class _Plan(NamedTuple):
@@ -454,8 +416,8 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         """
         params = self._check_params()
         accountant = self._resolve_accountant()
-        data = _Data(self, X, y, sample_weight)
-        try:
+        with prepare(self, X, y, sample_weight, task="classification",
+                     max_classes=256) as data:
             rng = check_random_state(self.random_state)
             noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
             if not accountant.check(params.epsilon):
@@ -466,14 +428,12 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
                 )
             accountant.spend(params.epsilon, label=type(self).__name__)
             state = _boost(data, params, noisy_rounds, plan, boost_rng)
-        finally:
-            data.close()
         self._record(data, params, noisy_rounds, plan, state)
         return self
 
     def _record(self, data, params, noisy_rounds, plan, state):
         self.classes_ = data.classes
-        self.n_classes_ = data.n_classes
+        self.n_classes_ = len(data.classes)
         self.n_features_in_ = data.n_features
         self.binner_ = data.binner
         self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
@@ -658,7 +618,7 @@ def _boost(data, params, noisy_rounds, plan, rng):
 
     Every release is listed in the returned ``ledger`` with its budget.
     """
-    m, K = params.n_estimators, data.n_classes
+    m, K = params.n_estimators, len(data.classes)
     floor = _ceil_grid(1.0 / params.max_weight)  # public: weights stay in [floor, 1]
     rows = WeightedRows(data.source, K, params.n_bins)
     lower = upper = 1.0  # public range [L_k, W_k] of the current weights

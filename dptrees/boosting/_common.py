@@ -4,7 +4,6 @@ class counts, or a noisy sum and count: sensitivity 1 each), the fitted privacy
 attributes, the targets' encoding and the shared parameters. Used by gradient boosting,
 the explainable boosting machine and (its parameters) federated boosting."""
 
-from contextlib import contextmanager
 import math
 from typing import NamedTuple, Self
 
@@ -21,20 +20,9 @@ from dptrees._constraints import (
     VERBOSE,
 )
 from dptrees._core import _fixedpoint
-from dptrees._sources import (
-    encode_regression_targets,
-    open_source,
-    public_binner,
-)
-from dptrees._parallel import n_threads
 from dptrees.privacy.report import PrivacyReportMixin
-from dptrees.data.tables import (
-    BOUNDS_DOC,
-    TableColumnsMixin,
-    fit_columns,
-    keeps_columns_on_failure,
-    public_bounds,
-)
+from dptrees.data.prepare import MAX_ROWS, prepare
+from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.mechanisms import fixed_point_scale
 
@@ -43,7 +31,6 @@ __all__ = ["auto_gradient_clip"]
 # Share of each leaf (or histogram) release's budget spent on the Hessian sums; the
 # gradient sums carry the signal, the Hessians only scale it.
 _HESSIAN_SHARE = 0.2
-_MAX_ROWS = 2**31 - 1
 
 
 def auto_gradient_clip(epsilon):
@@ -79,23 +66,10 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
                 "integer orders), and rdp_accountant_ converts the total to (epsilon, "
                 "delta).")
 
-    @contextmanager
-    def _open(self, X, y, sample_weight=None):
-        """The source of ``fit(X, y, sample_weight)``'s rows
-        (:func:`dptrees._sources.open_source`), closed (its temporary files removed) when
-        the fit ends or fails. A data frame's column names become ``feature_names_in_``."""
-        X = fit_columns(self, X)
-        source = open_source(X, y, n_jobs=n_threads(getattr(self, "n_jobs", None)),
-                             sample_weight=sample_weight)
-        try:
-            yield source
-        finally:
-            source.close()
-
-    def _binner(self, source):
-        """The binning over the public bounds (read from the data if None: a leak)."""
-        return public_binner(source, public_bounds(self), self._n_bins(), _MAX_ROWS,
-                             getattr(self, "feature_names_in_", None))
+    def _prepare(self, X, y, sample_weight, task):
+        """The rows of ``fit(X, y, sample_weight)``, binned and encoded
+        (:func:`dptrees.data.prepare.prepare`)."""
+        return prepare(self, X, y, sample_weight, task=task, n_bins=self._n_bins())
 
     def _n_bins(self):
         """The number of bins (a public hyper-parameter)."""
@@ -121,9 +95,9 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         """
         g_clip = self._gradient_clip(epsilon)
         h_clip = float(loss.hessian_bound)
-        g_scale = fixed_point_scale((-g_clip, g_clip), _MAX_ROWS)
+        g_scale = fixed_point_scale((-g_clip, g_clip), MAX_ROWS)
         h_scale = (1.0 if loss.constant_hessian and not weighted
-                   else fixed_point_scale((0.0, h_clip), _MAX_ROWS))
+                   else fixed_point_scale((0.0, h_clip), MAX_ROWS))
         return _FixedPoint(g_clip, h_clip, g_scale, h_scale,
                            math.ceil(g_clip * g_scale) / g_scale,
                            math.ceil(h_clip * h_scale) / h_scale)
@@ -229,20 +203,14 @@ class _SquaredErrorFit:
     @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         params = self._check_params()
-        with self._open(X, y, sample_weight) as source:
-            source.check_regression_targets()
-            binner, leaks = self._binner(source)
-            y_bounds = encode_regression_targets(source, self.y_bounds)
-            if y_bounds.leak is not None:
-                leaks.append(y_bounds.leak)
-            lower, upper = y_bounds.lower, y_bounds.upper
-            source.bin(binner)
+        with self._prepare(X, y, sample_weight, "regression") as prepared:
+            source = prepared.source
             # The starting sum, as an exact fixed-point integer over its own scale.
-            scale = fixed_point_scale((0.0, 1.0), _MAX_ROWS)
+            scale = fixed_point_scale((0.0, 1.0), MAX_ROWS)
             total = source.target_fixed_sum(scale) / scale
             self._fit(params, source, SquaredError(), (total, source.record_count()), 2,
-                      leaks, binner)
-        self.y_bounds_ = (lower, upper)
+                      prepared.leaks, prepared.binner)
+        self.y_bounds_ = prepared.y_bounds
         return self
 
     fit.__doc__ = _FIT_DOC
@@ -255,16 +223,13 @@ class _LogLossFit:
     @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         params = self._check_params()
-        with self._open(X, y, sample_weight) as source:
-            classes, class_leak = source.encode_classes(self.classes)
-            binner, leaks = self._binner(source)
-            if class_leak is not None:
-                leaks.append(class_leak)
+        with self._prepare(X, y, sample_weight, "classification") as prepared:
+            classes = prepared.classes
             n_classes = len(classes)
             loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-            source.bin(binner)
-            counts = source.class_counts(n_classes).astype(float)
-            self._fit(params, source, loss, counts, n_classes, leaks, binner)
+            counts = prepared.source.class_counts(n_classes).astype(float)
+            self._fit(params, prepared.source, loss, counts, n_classes, prepared.leaks,
+                      prepared.binner)
         self.classes_ = classes
         self._loss = loss
         return self

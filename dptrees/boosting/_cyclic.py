@@ -73,9 +73,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         anything is read or spent; returns ``(epsilon, delta)``."""
         validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        delta = check_delta(self.delta, positive=True)
         return epsilon, delta
 
     def _n_cycles(self, epsilon):

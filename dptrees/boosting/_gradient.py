@@ -123,9 +123,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         combinations) before anything is read or spent; returns ``(epsilon, delta)``."""
         validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        if self.noise == "gaussian" and not 0 < delta < 1:
-            raise ValueError(f"noise='gaussian' needs delta in (0, 1), got {self.delta!r}")
+        # Gaussian noise needs delta > 0; Laplace noise takes delta = 0.
+        delta = check_delta(self.delta, positive=self.noise == "gaussian")
         if self.batch_size > self.n_estimators:
             raise ValueError(f"batch_size must be <= n_estimators={self.n_estimators}, got "
                              f"{self.batch_size}")

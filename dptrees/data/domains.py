@@ -33,15 +33,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dptrees._checks import as_real, check_positive_int, is_real_number
 from dptrees.validation import (
-    _as_real,
     _check_n_samples,
-    _is_real_number,
     _listed,
     _numeric_float64,
     _ravel_column,
     _to_numpy,
-    check_positive_int,
     warn_privacy_leak,
 )
 
@@ -306,10 +304,11 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=Non
         ambiguous when both ways do (a pair of numpy arrays is always a pair). ``None``
         reads ``X.min(axis=0)`` and ``X.max(axis=0)`` from the data and issues a
         :class:`~dptrees.exceptions.PrivacyLeakWarning`.
-    X : array-like of shape (n_samples, n_features) or None
+    X : array-like of shape (n_samples, n_features), callable or None
         The (already validated) training data. Its values are only read when ``bounds``
-        is None; otherwise only its shape is used (and X may be None if ``n_features``
-        is given).
+        is None or leaves features out; otherwise only its shape is used (and X may be
+        None if ``n_features`` is given). A callable returning such an array (a source's
+        per-feature minima and maxima) is called only when values must be read.
     n_features : int, optional
         Number of features; defaults to ``X.shape[1]``.
     name : str, default="bounds"
@@ -333,7 +332,9 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=Non
         For wrong lengths, non-finite bounds, ``lower > upper``, or if ``X`` is needed
         but missing, empty, not 2-D or not finite.
     """
-    Xa = None
+    Xa, read = None, None
+    if callable(X):
+        X, read = None, X
     if X is not None:
         Xa = np.asarray(X)
         if Xa.ndim != 2:
@@ -357,6 +358,8 @@ def check_bounds(bounds, X, *, n_features=None, name="bounds", feature_names=Non
         lower, upper, from_data = _bounds_arrays(bounds, name, n_features, feature_names)
         what = f"bounds of {_listed(label(j) for j in from_data)}"
     if bounds is None or from_data:
+        if Xa is None and read is not None:
+            Xa = np.asarray(read())
         if Xa is None:
             raise ValueError(f"{name} is None and no data X was given to read them from")
         if Xa.shape[0] == 0:
@@ -418,9 +421,9 @@ def check_y_bounds(y_bounds, y, *, name="y_bounds"):
     for side, value in (("lower", low), ("upper", high)):
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
-        if not _is_real_number(value):
+        if not is_real_number(value):
             raise TypeError(f"{name}: {side} must be a real number, got {value!r}")
-        values.append(_as_real(value, f"{name} ({side})"))
+        values.append(as_real(value, f"{name} ({side})"))
     lower, upper = _check_interval(np.array([values[0]]), np.array([values[1]]), name, label)
     return TargetBounds(float(lower[0]), float(upper[0]), None)
 

@@ -28,7 +28,7 @@ from dptrees._constraints import (
 from dptrees._docs import estimator_doc
 from dptrees.privacy.report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
-from dptrees._sources import _rows, encode_regression_targets
+from dptrees._sources import _rows
 from dptrees.federated._client_rows import ClientRows
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
@@ -160,14 +160,13 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         """
         self._params = self._check_fed_params()
         try:
-            with self._open(X, y, sample_weight) as source:
-                loss, kind, n_classes, leaks, fitted = self._encode_targets(source)
-                binner, bin_leaks = self._binner(source)
-                source.bin(binner)
+            with self._prepare(X, y, sample_weight, self._task) as prepared:
+                loss, n_classes, fitted = self._targets(prepared)
                 # the simulation keeps every record's one-byte codes, sorted by client
-                codes, labels = source.rows_in_memory()
-                self._fed_fit(binner, codes, _rows.loss_targets(labels, loss), clients, loss,
-                              kind, n_classes, bin_leaks + leaks, source.weights)
+                codes, labels = prepared.source.rows_in_memory()
+                self._fed_fit(prepared.binner, codes, _rows.loss_targets(labels, loss),
+                              clients, loss, self._task, n_classes, prepared.leaks,
+                              prepared.source.weights)
             for name, value in fitted.items():
                 setattr(self, name, value)
         finally:
@@ -189,9 +188,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         combinations) before anything is read or spent; returns ``(epsilon, delta)``."""
         validate_params(self)
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        delta = check_delta(self.delta, positive=True)
         if self.sampling_probability is not None and self.expected_clients is not None:
             raise ValueError("give sampling_probability or expected_clients, not both")
         return epsilon, delta
@@ -550,15 +547,14 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
     _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
                               "classes": PUBLIC}
 
-    def _encode_targets(self, source):
-        """Have ``source`` keep its labels as class indices under the public ``classes``;
-        returns the log-loss, the kind, the number of classes, the leaks and the fitted
-        attributes to set once the fit succeeds (see :meth:`fit`)."""
-        classes, leak = source.encode_classes(self.classes)
-        n_classes = len(classes)
+    _task = "classification"
+
+    def _targets(self, prepared):
+        """The log-loss, the number of classes and the fitted attributes to set once the
+        fit succeeds (see :meth:`fit`)."""
+        n_classes = len(prepared.classes)
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-        return (loss, "classification", n_classes, [] if leak is None else [leak],
-                {"classes_": classes, "_loss": loss})
+        return loss, n_classes, {"classes_": prepared.classes, "_loss": loss}
 
 
 @estimator_doc(
@@ -610,12 +606,9 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
     _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
                               "y_bounds": PUBLIC}
 
-    def _encode_targets(self, source):
-        """Have ``source`` keep its targets clipped to the public ``y_bounds`` and
-        rescaled to [0, 1]; returns the squared error, the kind, 0 classes, the leaks and
-        the fitted attributes to set once the fit succeeds (see :meth:`fit`)."""
-        source.check_regression_targets()
-        y_bounds = encode_regression_targets(source, self.y_bounds)
-        leaks = [] if y_bounds.leak is None else [y_bounds.leak]
-        return (SquaredError(), "regression", 0, leaks,
-                {"y_bounds_": (y_bounds.lower, y_bounds.upper)})
+    _task = "regression"
+
+    def _targets(self, prepared):
+        """The squared error, 0 classes and the fitted attributes to set once the fit
+        succeeds (see :meth:`fit`)."""
+        return SquaredError(), 0, {"y_bounds_": prepared.y_bounds}

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from dptrees.exceptions import BudgetExceededError, CompositionWarning, DetachedAccountantError
-from dptrees.privacy._values import _check_delta, _check_epsilon
+from dptrees._checks import check_delta, check_epsilon
 from dptrees.validation import warn_user
 
 __all__ = ["AccountantMixin", "BudgetAccountant", "SpendRecord", "check_accountant",
@@ -47,8 +47,8 @@ def _check_budget_pair(pair, index):
             f"budget {index} must be an (epsilon, delta) pair, got {pair!r}."
         ) from None
     return (
-        _check_epsilon(epsilon, f"epsilon of budget {index}", allow_inf=True),
-        _check_delta(delta, f"delta of budget {index}"),
+        check_epsilon(epsilon, f"epsilon of budget {index}", zero=True, infinite=True),
+        check_delta(delta, f"delta of budget {index}", one=True),
     )
 
 
@@ -146,8 +146,8 @@ class BudgetAccountant:
     _process_default: BudgetAccountant | None = None
 
     def __init__(self, epsilon: float = float("inf"), delta: float = 1.0) -> None:
-        epsilon = _check_epsilon(epsilon, "epsilon", allow_inf=True)
-        delta = _check_delta(delta, "delta")
+        epsilon = check_epsilon(epsilon, "epsilon", zero=True, infinite=True)
+        delta = check_delta(delta, "delta", one=True)
         if epsilon == 0 and delta == 0:
             raise ValueError("epsilon and delta cannot both be zero: nothing could be spent.")
         self._epsilon = epsilon
@@ -267,8 +267,8 @@ class BudgetAccountant:
             ``(epsilon, delta)``-DP guarantee for add/remove-one neighbours. Always False
             for a :attr:`detached` accountant, which cannot spend.
         """
-        epsilon = _check_epsilon(epsilon)
-        delta = _check_delta(delta)
+        epsilon = check_epsilon(epsilon, zero=True)
+        delta = check_delta(delta, one=True)
         if self.detached:
             return False
         with self._lock:
@@ -306,8 +306,8 @@ class BudgetAccountant:
         ValueError, TypeError
             If an argument is invalid; nothing is spent.
         """
-        epsilon = _check_epsilon(epsilon)
-        delta = _check_delta(delta)
+        epsilon = check_epsilon(epsilon, zero=True)
+        delta = check_delta(delta, one=True)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}.")
         if self.detached:

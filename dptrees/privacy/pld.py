@@ -49,8 +49,7 @@ from collections import Counter
 from typing import Self
 
 from dptrees.mechanisms import gaussian_grid
-from dptrees.privacy._values import _as_real, _check_count, _check_delta, _check_epsilon, \
-    _check_positive_finite
+from dptrees._checks import as_real, check_delta, check_epsilon, check_positive_int, check_positive_number
 from dptrees.privacy.rdp_curves import _dp_accounting
 
 __all__ = ["PLDAccountant", "PLD_MAX_EPSILON", "PLD_MIN_SIGMA", "PLD_NOISE_FACTOR",
@@ -90,7 +89,7 @@ class PLDAccountant:
     """
 
     def __init__(self, value_discretization_interval: float = 1e-4) -> None:
-        self.value_discretization_interval = _check_positive_finite(
+        self.value_discretization_interval = check_positive_number(
             value_discretization_interval, "value_discretization_interval")
         self._subsampled = Counter()  # (q, z) -> releases
         self._gaussian_mu2 = 0.0  # non-subsampled Gaussians compose into one
@@ -133,7 +132,7 @@ class PLDAccountant:
             ``self``.
         """
         q, z = self._check(sampling_probability, noise_multiplier)
-        count = _check_count(count)
+        count = check_positive_int(count, "count", minimum=0)
         if q == 1.0:
             self._gaussian_mu2 += count / (z * PLD_NOISE_FACTOR) ** 2
         elif q > 0:
@@ -161,8 +160,8 @@ class PLDAccountant:
 
     @staticmethod
     def _check(sampling_probability, noise_multiplier):
-        z = _check_positive_finite(noise_multiplier, "noise_multiplier")
-        q = _as_real(sampling_probability, "sampling_probability")
+        z = check_positive_number(noise_multiplier, "noise_multiplier")
+        q = as_real(sampling_probability, "sampling_probability")
         if not 0.0 <= q <= 1.0:
             raise ValueError(f"sampling_probability must be in [0, 1], got {q}.")
         return q, z
@@ -195,14 +194,14 @@ class PLDAccountant:
 
     @staticmethod
     def _epsilon_of(acc, slack, delta):
-        delta = _check_delta(delta)
+        delta = check_delta(delta, one=True)
         if delta == 0:
             return math.inf
         return float(acc.get_epsilon(delta * math.exp(-slack))) + 2.0 * slack
 
     @staticmethod
     def _delta_of(acc, slack, epsilon):
-        epsilon = _check_epsilon(epsilon, allow_inf=True)
+        epsilon = check_epsilon(epsilon, zero=True, infinite=True)
         if math.isinf(epsilon):
             return 0.0
         if epsilon < 2.0 * slack:
@@ -265,7 +264,7 @@ class PLDAccountant:
             The delta of the composition with them.
         """
         q, z = self._check(sampling_probability, noise_multiplier)
-        return self._delta_of(*self._pld(((q, z), _check_count(count))), epsilon)
+        return self._delta_of(*self._pld(((q, z), check_positive_int(count, "count", minimum=0))), epsilon)
 
     def would_exceed(self, epsilon: float, max_delta: float, *, noise_multiplier: float,
                      sampling_probability: float = 1.0, count: int = 1) -> bool:
@@ -285,7 +284,7 @@ class PLDAccountant:
         bool
             True if :meth:`delta_after` is above ``max_delta``.
         """
-        max_delta = _check_delta(max_delta, "max_delta")
+        max_delta = check_delta(max_delta, "max_delta", one=True)
         return self.delta_after(epsilon, noise_multiplier=noise_multiplier,
                                 sampling_probability=sampling_probability,
                                 count=count) > max_delta

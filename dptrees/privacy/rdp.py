@@ -18,13 +18,7 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dptrees.privacy._values import (
-    _as_real,
-    _check_count,
-    _check_delta,
-    _check_epsilon,
-    _check_positive_finite,
-)
+from dptrees._checks import as_real, check_delta, check_epsilon, check_positive_int, check_positive_number
 from dptrees.privacy.rdp_curves import (
     _best_of_zcdp_rdp,
     _check_mean_runs,
@@ -162,7 +156,7 @@ class RDPAccountant:
     def _rdp_after(self, rdp, count):
         """``(rdp, steps)`` after ``count`` more releases of per-order RDP ``rdp``;
         ``self`` is left unchanged."""
-        count = _check_count(count)
+        count = check_positive_int(count, "count", minimum=0)
         increment = count * rdp if count else 0.0
         with self._lock:
             return self._rdp + increment, self._steps + count
@@ -172,7 +166,7 @@ class RDPAccountant:
 
     def _compose_array(self, rdp, count):
         """Add ``count`` releases of per-order RDP ``rdp`` (at this accountant's orders)."""
-        count = _check_count(count)
+        count = check_positive_int(count, "count", minimum=0)
         if count:
             increment = count * rdp
             with self._lock:
@@ -184,8 +178,8 @@ class RDPAccountant:
     @staticmethod
     def _gaussian_event(noise_multiplier, sampling_probability):
         dpa = _dp_accounting()
-        noise_multiplier = _check_positive_finite(noise_multiplier, "noise_multiplier")
-        sampling_probability = _as_real(sampling_probability, "sampling_probability")
+        noise_multiplier = check_positive_number(noise_multiplier, "noise_multiplier")
+        sampling_probability = as_real(sampling_probability, "sampling_probability")
         if not 0.0 <= sampling_probability <= 1.0:
             raise ValueError(
                 f"sampling_probability must be in [0, 1], got {sampling_probability}."
@@ -276,8 +270,8 @@ class RDPAccountant:
             self._discrete_rdp(sampling_probability, noise_multiplier), count)
 
     def _discrete_rdp(self, sampling_probability, noise_multiplier):
-        noise_multiplier = _check_positive_finite(noise_multiplier, "noise_multiplier")
-        sampling_probability = _as_real(sampling_probability, "sampling_probability")
+        noise_multiplier = check_positive_number(noise_multiplier, "noise_multiplier")
+        sampling_probability = as_real(sampling_probability, "sampling_probability")
         if not 0.0 <= sampling_probability <= 1.0:
             raise ValueError(
                 f"sampling_probability must be in [0, 1], got {sampling_probability}."
@@ -310,7 +304,7 @@ class RDPAccountant:
         RDPAccountant
             ``self``.
         """
-        epsilon = _check_positive_finite(epsilon, "epsilon")
+        epsilon = check_positive_number(epsilon, "epsilon")
         return self._compose_array(_pure_dp_rdp(epsilon, self._orders), count)
 
     def compose_zcdp(self, rho: float, count: int = 1) -> Self:
@@ -331,7 +325,7 @@ class RDPAccountant:
         RDPAccountant
             ``self``.
         """
-        rho = _check_epsilon(rho, "rho")
+        rho = check_epsilon(rho, "rho", zero=True)
         return self._compose(_dp_accounting().ZCDpEvent(rho), count)
 
     def compose_best_of_zcdp(self, rho: float, mean_runs: float) -> Self:
@@ -363,19 +357,19 @@ class RDPAccountant:
         RDPAccountant
             ``self``.
         """
-        rho = _check_epsilon(rho, "rho")
+        rho = check_epsilon(rho, "rho", zero=True)
         mean_runs = _check_mean_runs(mean_runs)
         return self._compose_array(_best_of_zcdp_rdp(rho, mean_runs, self._orders), 1)
 
     # -- conversion to (epsilon, delta) -------------------------------------------------
 
     def _epsilon(self, rdp, delta):
-        delta = _check_delta(delta)
+        delta = check_delta(delta, one=True)
         epsilon, _ = _dp_accounting().rdp.compute_epsilon(self._orders, rdp, delta)
         return float(epsilon)
 
     def _delta(self, rdp, epsilon):
-        epsilon = _check_epsilon(epsilon, allow_inf=True)
+        epsilon = check_epsilon(epsilon, zero=True, infinite=True)
         if math.isinf(epsilon):
             return 0.0
         rdp_module = _dp_accounting().rdp.rdp_privacy_accountant
@@ -476,7 +470,7 @@ class RDPAccountant:
             True if, after them, the delta at ``epsilon`` would be greater than
             ``max_delta``.
         """
-        max_delta = _check_delta(max_delta, "max_delta")
+        max_delta = check_delta(max_delta, "max_delta", one=True)
         delta = self.delta_after(
             epsilon,
             noise_multiplier=noise_multiplier,

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from dptrees.privacy._values import _as_real
+from dptrees._checks import as_real
 
 __all__ = ["INTEGER_ORDERS", "LOGARITHMIC_SHAPE"]
 
@@ -256,7 +256,7 @@ def _pure_dp_rdp(epsilon, orders):
 
 
 def _check_mean_runs(mean_runs):
-    mean_runs = _as_real(mean_runs, "mean_runs")
+    mean_runs = as_real(mean_runs, "mean_runs")
     if not (math.isfinite(mean_runs) and mean_runs >= 1):
         raise ValueError(f"mean_runs must be a finite number >= 1, got {mean_runs!r}")
     return mean_runs

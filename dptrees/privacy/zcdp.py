@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dptrees.privacy._values import _check_delta, _check_epsilon, _check_positive_finite
+from dptrees._checks import check_delta, check_epsilon, check_positive_number
 from dptrees.privacy.rdp import RDPAccountant
 from dptrees.privacy.rdp_curves import _best_of_zcdp_rdp, _check_mean_runs
 
@@ -19,10 +19,8 @@ __all__ = ["best_of_zcdp_budget", "gaussian_rho", "zcdp_budget", "zcdp_to_approx
 def _largest_rho(epsilon, delta, rdp_of_rho, orders=None):
     """The largest ``rho`` whose curve ``rdp_of_rho(rho, orders)`` converts to at most
     ``(epsilon, delta)``-DP (:class:`RDPAccountant`'s conversion). Bisection, rounded down."""
-    epsilon = _check_positive_finite(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1) for a Gaussian budget, got {delta!r}")
+    epsilon = check_positive_number(epsilon, "epsilon")
+    delta = check_delta(delta, positive=True)
     acc = RDPAccountant(orders)
     orders_arr = np.asarray(acc._orders)
 
@@ -132,8 +130,8 @@ def gaussian_rho(l2_sensitivity: float, sigma: float) -> float:
         ``rho``; convert it with :func:`zcdp_to_approx_dp` or compose it with
         :meth:`RDPAccountant.compose_zcdp`.
     """
-    l2_sensitivity = _check_epsilon(l2_sensitivity, "l2_sensitivity")
-    sigma = _check_positive_finite(sigma, "sigma")
+    l2_sensitivity = check_positive_number(l2_sensitivity, "l2_sensitivity", allow_zero=True)
+    sigma = check_positive_number(sigma, "sigma")
     return l2_sensitivity**2 / (2.0 * sigma**2)
 
 
@@ -175,8 +173,8 @@ def zcdp_to_approx_dp(rho: float, delta: float) -> float:
     float
         Epsilon, ``>= 0``.
     """
-    rho = _check_epsilon(rho, "rho")
-    delta = _check_delta(delta)
+    rho = check_epsilon(rho, "rho", zero=True)
+    delta = check_delta(delta, one=True)
     if delta == 0:
         raise ValueError("delta must be positive: zCDP does not imply pure DP.")
     if rho == 0 or delta == 1:
