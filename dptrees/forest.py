@@ -28,6 +28,7 @@ from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._random import check_random_state
+from dptrees.privacy.release_plan import ReleasePlan
 from dptrees._sources._rows import assign_partitions
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
@@ -132,10 +133,6 @@ class _BaseDPForest(_BaseDPTree):
     _parameter_constraints = {**_BaseDPTree._parameter_constraints,
                               "n_estimators": [integers(1), AUTO], "verbose": VERBOSE}
 
-    def _trees_per_record(self):
-        """A record is in one tree of a partition forest, in every tree otherwise."""
-        return 1 if self.partition else self.n_estimators_
-
     def _resolve_n_estimators(self, epsilon):
         """``n_estimators``, or for ``"auto"`` the rule of :func:`auto_n_estimators`."""
         if isinstance(self.n_estimators, str):
@@ -179,7 +176,8 @@ class _BaseDPForest(_BaseDPTree):
             if partition:
                 data.partition(n_trees, rng)
             streams = rng.spawn(n_trees)
-            accountant.spend(epsilon, label=type(self).__name__)
+            plan = ReleasePlan("laplace", epsilon, 0.0)
+            plan.charge(accountant, type(self).__name__)
 
             # threads left over by the trees go to each tree's statistics
             per_tree = max(1, n_threads(self.n_jobs) // threads)
@@ -191,12 +189,19 @@ class _BaseDPForest(_BaseDPTree):
                     " on its own part" if partition else f", {epsilon:g} in all"))
                 return tree
 
+            trees = []
             with ThreadPoolExecutor(max_workers=threads) as pool, \
                     Progress(self, n_trees, "tree") as progress:
-                self.estimators_ = list(pool.map(grow, range(n_trees)))
+                for tree in pool.map(grow, range(n_trees)):
+                    # a record is in every tree, or (partition) in one part's tree only:
+                    # the parts hold disjoint records (parallel composition)
+                    if not partition or not trees:
+                        self._record_tree(plan, budget)
+                    trees.append(tree)
+        self.estimators_ = trees
         self._post_process(self.estimators_, budget)
         self.n_estimators_ = n_trees
-        self._record_fit(data, epsilon, budget)
+        self._record_fit(data, epsilon, budget, plan)
         self.tree_epsilon_ = tree_epsilon
         self.max_features_ = max_features
         return self

@@ -35,7 +35,8 @@ from dptrees._importances import ensemble_importances
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._prediction import MostProbableClassMixin
-from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
+from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.privacy.report import PrivacyReportMixin
 from dptrees._random import check_random_state
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -277,13 +278,15 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         threads = n_threads(self.n_jobs)
         budget = self._tree_budget(epsilon)
         accountant = self._resolve_accountant()
+        plan = ReleasePlan("laplace", epsilon, 0.0)
         with self._training_data(X, y, n_jobs=threads, sample_weight=sample_weight) as data:
             builder = self._builder(budget, data)
             rng = check_random_state(self.random_state)
-            accountant.spend(epsilon, label=type(self).__name__)
+            plan.charge(accountant, type(self).__name__)
             self.tree_ = self._grow(data, builder, rng, threads)
+            self._record_tree(plan, budget)
         self._post_process([self.tree_], budget)
-        self._record_fit(data, epsilon, budget)
+        self._record_fit(data, epsilon, budget, plan)
         return self
 
     @contextmanager
@@ -300,7 +303,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
                     "disjoint records (parallel composition). Total: the sum over the "
                     "ledger of epsilon x count.")
 
-    def _record_fit(self, data, epsilon, budget):
+    def _record_fit(self, data, epsilon, budget, plan):
         self.binner_ = data.binner
         self.n_features_in_ = data.n_features
         self.bounds_ = (data.binner.lower.copy(), data.binner.upper.copy())
@@ -309,30 +312,25 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         self.delta_spent_ = 0.0
         self.budget_ = dict(budget)
         self.max_depth_ = self._fit_max_depth
-        self.privacy_ledger_ = self._tree_ledger(budget)
+        self.privacy_ledger_ = plan.ledger()
         self._record_targets(data)
 
-    def _trees_per_record(self):
-        """Trees a record is in (forests override this)."""
-        return 1
-
-    def _tree_ledger(self, budget):
-        """The releases a record takes part in: per tree, ``max_depth + 1`` noisy counts,
-        ``max_depth`` split choices and one leaf release (sensitivities derived in
-        :mod:`dptrees._core._builder`), in each of its :meth:`_trees_per_record` trees."""
-        d, t = self._fit_max_depth, self._trees_per_record()
+    def _record_tree(self, plan, budget):
+        """Record the releases of one grown tree that a record takes part in: along its
+        root-to-leaf path ``max_depth + 1`` noisy counts, ``max_depth`` split choices and
+        one leaf release (sensitivities derived in :mod:`dptrees._core._builder`; the
+        nodes of one depth hold disjoint records)."""
+        d = self._fit_max_depth
         selection = ("permute-and-flip" if self.selection == "permute_and_flip"
                      else "exponential mechanism")
         leaf, mechanism, sensitivity, norm = _LEAF_RELEASES[self._leaf_name()]
-        return [
-            ledger_entry("node counts", "discrete Laplace", 1.0, epsilon=budget["count"],
-                         count=(d + 1) * t),
-            ledger_entry(f"split choices ({self._criterion_name()} utility)", selection,
-                         _UTILITY_SENSITIVITY[self._criterion_name()] + _FLOAT_MARGIN,
-                         norm="utility", epsilon=budget["split"], count=d * t),
-            ledger_entry(leaf, mechanism, sensitivity, norm=norm, epsilon=budget["leaf"],
-                         count=t),
-        ]
+        criterion = self._criterion_name()
+        plan.record("node counts", "discrete Laplace", 1.0, "L1", count=d + 1,
+                    epsilon=budget["count"])
+        plan.record(f"split choices ({criterion} utility)", selection,
+                    _UTILITY_SENSITIVITY[criterion] + _FLOAT_MARGIN, "utility", count=d,
+                    epsilon=budget["split"])
+        plan.record(leaf, mechanism, sensitivity, norm, epsilon=budget["leaf"])
 
     def _codes(self, X):
         check_is_fitted(self, "binner_")

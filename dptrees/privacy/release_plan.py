@@ -1,11 +1,13 @@
-"""The release plan of a boosting fit: budget, noise, composition and ledger in one place.
+"""The release plan of a fit: budget, noise, composition and ledger in one place.
 
-:class:`ReleasePlan` is the one door through which the boosting estimators release
-anything: it adds exact discrete Gaussian or Laplace noise (or draws an exponential-
-mechanism selection) calibrated to the sensitivity its caller states, composes the
-release's cost (zCDP, Renyi DP of Poisson-subsampled releases, or privacy loss
-distributions) and records it in the ledger as it happens. Every guarantee is for
-add/remove-one neighbours.
+:class:`ReleasePlan` is the one door through which the estimators release anything: it
+charges the fit's budget to the accountant once, adds exact discrete Gaussian or Laplace
+noise (or draws an exponential-mechanism selection) calibrated to the sensitivity its
+caller states, composes the release's cost (zCDP, Renyi DP of Poisson-subsampled
+releases, or privacy loss distributions) and records it in the ledger as it happens.
+The compiled tree builder draws its own exact noise in C; the trees record each grown
+tree's releases through the plan as it returns. Every guarantee is for add/remove-one
+neighbours.
 """
 
 import functools
@@ -13,7 +15,7 @@ import math
 
 import numpy as np
 
-from dptrees.privacy.report import ledger_entry
+from dptrees.privacy.report import Ledger
 from dptrees.mechanisms import (
     _laplace_ratio,
     exponential_mechanism,
@@ -90,22 +92,22 @@ class ReleasePlan:
         self.total = total * (1 - 1e-12)
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
-        self._ledger = {}  # one entry per kind of release, counted (privacy_ledger_)
+        self._ledger = Ledger()
 
-    def record(self, release, mechanism, sensitivity, norm, **budget):
-        """Count one release of a kind in the ledger (releases of the same kind, mechanism,
-        sensitivity and budget share an entry)."""
-        key = (release, mechanism, sensitivity, norm, tuple(sorted(budget.items())))
-        entry = self._ledger.get(key)
-        if entry is None:
-            self._ledger[key] = ledger_entry(release, mechanism, sensitivity, norm=norm,
-                                             **budget)
-        else:
-            entry["count"] += 1
+    def record(self, release, mechanism, sensitivity, norm, count=1, **budget):
+        """Count ``count`` releases of a kind in the ledger (:class:`Ledger`): those
+        drawn here, or by the compiled tree builder with noise this plan fixed."""
+        self._ledger.record(release, mechanism, sensitivity, norm=norm, count=count,
+                            **budget)
+
+    def charge(self, accountant, label):
+        """Spend the fit's ``(epsilon, delta)`` from ``accountant``, once, before the
+        first release (a ``BudgetExceededError`` leaves nothing spent or released)."""
+        accountant.spend(self.epsilon, self.delta, label=label)
 
     def ledger(self):
         """The ledger of the releases so far (``privacy_ledger_``)."""
-        return [dict(entry) for entry in self._ledger.values()]
+        return self._ledger.entries()
 
     def subsampled_budget(self, init_budget, n_releases):
         """The per-release budget ``1 / (2 z**2)`` of ``n_releases`` Poisson-subsampled

@@ -65,6 +65,34 @@ def ledger_entry(release, mechanism, sensitivity, *, norm="L1", epsilon=None, rh
     return entry
 
 
+class Ledger:
+    """The releases of one fit, recorded as they are made (``privacy_ledger_``).
+
+    Releases of the same kind (release, mechanism, sensitivity, norm, budget and
+    details) share one :func:`ledger_entry`, whose ``count`` is how many of them one
+    record (client) takes part in.
+    """
+
+    def __init__(self):
+        self._entries = {}
+
+    def record(self, release, mechanism, sensitivity, *, norm="L1", count=1, **details):
+        """Count ``count`` releases of a kind (``details`` as for :func:`ledger_entry`);
+        ``count=0`` lists a kind that one record takes no part in (a depth-0 tree's split
+        choices), so that every planned kind is shown."""
+        key = (release, mechanism, sensitivity, norm, tuple(sorted(details.items())))
+        entry = self._entries.get(key)
+        if entry is None:
+            self._entries[key] = ledger_entry(release, mechanism, sensitivity, norm=norm,
+                                              count=count, **details)
+        else:
+            entry["count"] += int(count)
+
+    def entries(self):
+        """The ledger so far: a list of :func:`ledger_entry` dicts (copies)."""
+        return [dict(entry) for entry in self._entries.values()]
+
+
 def jsonable(obj):
     """``obj`` with dict keys as strings, tuples as lists, numpy arrays and scalars as
     Python values and paths as strings, recursively, so that ``json.dumps`` takes it."""
