@@ -13,9 +13,13 @@ from typing import Any, Literal, Self
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
-from dptrees.data.tables import category_codes, columns_of, is_bounds_pair
+import scipy.sparse as sp
+
 from dptrees._constraints import BOOLEAN, options, validate_params
+from dptrees.data.tables import category_codes, columns_of, is_bounds_pair
+from dptrees.validation import check_feature_names
 
 __all__ = ["PublicSchemaEncoder"]
 
@@ -43,11 +47,19 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         Public (lower, upper) bounds of the encoded features: pass as ``bounds=`` to the
         estimators.
     feature_names_out_ : ndarray of str
+        ``column=category`` for one-hot columns, the column's name otherwise; a column is
+        named by ``feature_names_in_`` when the fit saw a data frame, else ``x0, x1, ...``.
+    feature_names_in_ : ndarray of str
+        The data frame's column names, when ``fit`` was given one.
     n_features_in_ : int
 
     Notes
     -----
-    ``fit`` reads nothing from the data: the encoding is a function of the schema alone.
+    ``fit`` learns nothing from the data: the encoding is a function of the schema alone.
+    A table given to ``fit`` is checked as ``transform`` checks it (its width, NaN or
+    infinite numbers, complex numbers, values outside the categories), so that a bad
+    table is refused before a model is trained on it; nothing about it is kept but the
+    frame's column names.
     """
 
     def __init__(
@@ -68,12 +80,19 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
     }
 
     def fit(self, X: ArrayLike | None = None, y: ArrayLike | None = None) -> Self:
-        """Build the encoding from the schema (``X`` is only checked for its width)."""
+        """Build the encoding from the schema; a table ``X``, if given, is checked as
+        :meth:`transform` checks it and gives the columns their names."""
         validate_params(self)
         if not self.schema:
             raise ValueError("schema must be a non-empty list with one entry per column")
+        self.n_features_in_ = len(self.schema)
+        self._saw_table = X is not None  # then transform checks the columns' names
+        if X is not None:
+            check_feature_names(self, X, reset=True)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._lookups = []
-        lower, upper, names = [], [], []
+        lower, upper = [], []
         for j, spec in enumerate(self.schema):
             if isinstance(spec, tuple) and is_bounds_pair(spec):  # a list is categories
                 lo, hi = float(spec[0]), float(spec[1])
@@ -82,7 +101,6 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 self._lookups.append(None)
                 lower.append(lo)
                 upper.append(hi)
-                names.append(f"x{j}")
                 continue
             if isinstance(spec, (str, bytes)) or not isinstance(spec, (list, tuple, np.ndarray)):
                 raise ValueError(
@@ -96,17 +114,18 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             if self.encoding == "ordinal":
                 lower.append(-0.5)
                 upper.append(len(categories) - 0.5)
-                names.append(f"x{j}")
             else:
                 lower.extend([0.0] * len(categories))
                 upper.extend([1.0] * len(categories))
-                names.extend(f"x{j}={c}" for c in categories)
         self.bounds_ = (np.array(lower), np.array(upper))
-        self.feature_names_out_ = np.array(names, dtype=object)
-        self.n_features_in_ = len(self.schema)
+        self.feature_names_out_ = np.array(self._names_out(), dtype=object)
         if X is not None:
-            columns_of(X, self.n_features_in_)
+            self._encode(X)  # refused now, as transform would refuse it
         return self
+
+    def _column_name(self, j):
+        names = getattr(self, "feature_names_in_", None)
+        return str(names[j]) if names is not None else f"x{j}"
 
     def _codes(self, column, lookup, j):
         values = column
@@ -115,23 +134,47 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         return category_codes(values, lookup, f"column {j}")
 
     def transform(self, X: ArrayLike) -> np.ndarray:
-        """The encoded features, float64 of shape (n_samples, n_features_out)."""
-        if not hasattr(self, "bounds_"):
-            self.fit()
+        """The encoded features, float64 of shape (n_samples, n_features_out).
+
+        Raises
+        ------
+        ValueError
+            For a table of the wrong width, no rows, NaN or infinite values in a numeric
+            column (list a missing-value category for a categorical one), complex
+            numbers, or values outside a column's categories (not quoted: they are
+            private data).
+        TypeError
+            For a sparse matrix.
+        """
+        check_is_fitted(self, "bounds_")
+        if self._saw_table:
+            check_feature_names(self, X, reset=False)
+        return self._encode(X)
+
+    def _encode(self, X):
+        if sp.issparse(X):
+            raise TypeError("PublicSchemaEncoder takes a dense table (array, list of rows or "
+                            "data frame), not a sparse matrix; call .toarray() first")
+        if not hasattr(X, "columns") and np.ndim(np.asarray(X, dtype=object)) == 1:
+            raise ValueError("Expected a 2-D table, got a 1-D array instead. Reshape your "
+                             "data with array.reshape(-1, 1) for a single column or "
+                             "array.reshape(1, -1) for a single row.")
+        columns = columns_of(X)
+        if not columns:
+            raise ValueError(f"0 feature(s) (shape={np.shape(X)}) while a minimum of 1 is "
+                             "required.")
+        if len(columns) != self.n_features_in_:
+            raise ValueError(f"X has {len(columns)} features, but PublicSchemaEncoder is "
+                             f"expecting {self.n_features_in_} features as input (one per "
+                             "schema entry).")
+        n_rows = len(columns[0])
+        if n_rows == 0:
+            raise ValueError(f"Found array with 0 sample(s) (shape=(0, {len(columns)})) "
+                             "while a minimum of 1 is required.")
         out = []
-        for j, (column, lookup) in enumerate(zip(columns_of(X, self.n_features_in_),
-                                                 self._lookups)):
+        for j, (column, lookup) in enumerate(zip(columns, self._lookups)):
             if lookup is None:
-                try:
-                    numeric = np.asarray(column, dtype=np.float64)
-                except (TypeError, ValueError) as exc:
-                    raise ValueError(f"column {j} is numeric in the schema: {exc}") from exc
-                if not np.isfinite(numeric).all():
-                    raise ValueError(
-                        f"column {j} is numeric in the schema but has missing or infinite "
-                        "values; list a missing-value category or impute before encoding"
-                    )
-                out.append(numeric[:, None])
+                out.append(self._numeric(column, j)[:, None])
                 continue
             codes = self._codes(column, lookup, j)
             if self.encoding == "ordinal":
@@ -142,7 +185,52 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 out.append(onehot)
         return np.ascontiguousarray(np.hstack(out))
 
+    @staticmethod
+    def _numeric(column, j):
+        if np.iscomplexobj(column) or any(isinstance(v, complex) for v in column
+                                          if column.dtype == object):
+            raise ValueError(f"Complex data not supported: column {j} is numeric in the "
+                             "schema and has complex values")
+        try:
+            numeric = np.asarray(column, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"column {j} is numeric in the schema: {exc}") from exc
+        if not np.isfinite(numeric).all():
+            raise ValueError(
+                f"Input contains NaN or infinity: column {j} is numeric in the schema but "
+                "has missing or infinite values; list a missing-value category or impute "
+                "before encoding"
+            )
+        return numeric
+
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        if not hasattr(self, "feature_names_out_"):
-            self.fit()
-        return self.feature_names_out_
+        """``column=category`` for one-hot columns, the column's name otherwise."""
+        check_is_fitted(self, "feature_names_out_")
+        if input_features is None:
+            return self.feature_names_out_.copy()
+        input_features = np.asarray(input_features, dtype=object)
+        names_in = getattr(self, "feature_names_in_", None)
+        if names_in is not None and not np.array_equal(input_features, names_in):
+            raise ValueError("input_features is not equal to feature_names_in_")
+        if len(input_features) != self.n_features_in_:
+            raise ValueError(f"input_features should have length equal to the number of "
+                             f"features ({self.n_features_in_}), got {len(input_features)}")
+        saved = names_in
+        self.feature_names_in_ = input_features
+        try:
+            return np.array(self._names_out(), dtype=object)
+        finally:
+            if saved is None:
+                del self.feature_names_in_
+            else:
+                self.feature_names_in_ = saved
+
+    def _names_out(self):
+        names = []
+        for j, lookup in enumerate(self._lookups):
+            column = self._column_name(j)
+            if lookup is None or self.encoding == "ordinal":
+                names.append(column)
+            else:
+                names.extend(f"{column}={c}" for c in lookup)
+        return names

@@ -112,7 +112,14 @@ def test_a_frame_with_a_public_domain_gives_the_hand_encoded_model(est, kind):
     assert list(est.feature_names_in_) == list(DOMAIN)
     np.testing.assert_array_equal(est.bounds_[0], bounds[0])
     np.testing.assert_array_equal(est.bounds_[1], bounds[1])
-    assert est.privacy_report()["public_inputs"]["categories"] == est.categories_
+    public = est.privacy_report()["public_inputs"]
+    assert public["categories"] == est.categories_
+    # numeric columns' bounds by name; the categorical ones only as their categories
+    numeric = [name for name in DOMAIN if name not in est.categories_]
+    assert list(public["bounds"]) == numeric
+    for name in numeric:
+        j = list(DOMAIN).index(name)
+        assert public["bounds"][name] == [bounds[0][j], bounds[1][j]]
 
 
 def test_federated_boosting_takes_a_frame_with_categories():

@@ -4,8 +4,10 @@ What is checked
 ---------------
 * Ordinal and one-hot encodings of categorical columns, numeric columns passed through,
   the public ``bounds_`` and feature names of each.
-* ``fit`` reads no data: the encoding (bounds, names, the mapping itself) is a function
-  of the schema alone, whatever ``X`` it is fitted on.
+* ``fit`` learns nothing from the data: the encoding (bounds, the mapping itself) is a
+  function of the schema alone, whatever ``X`` it is fitted on; ``X`` is checked as
+  ``transform`` checks it, and a frame names the output columns (``column=category``).
+* scikit-learn's estimator checks, the width-dependent ones named as expected failures.
 * Input forms: lists of rows, object arrays, pandas DataFrames (if pandas is installed);
   white space stripped (or not, with ``strip=False``).
 * Errors: unknown categories (naming the column, never the private values), non-numeric values in
@@ -25,6 +27,8 @@ from sklearn.pipeline import Pipeline, make_pipeline
 
 from dptrees import BudgetAccountant, DPDecisionTreeClassifier, PrivacyLeakWarning
 from dptrees.preprocessing import PublicSchemaEncoder
+
+import support
 
 SCHEMA = [["red", "green", "blue"], (0.0, 100.0), ["?", "yes", "no"]]
 ROWS = [["red", 5, "yes"], ["blue", 7.5, "?"], ["green", 200, "no"], ["red", -3, "no"]]
@@ -102,10 +106,10 @@ def test_fit_reads_no_data(encoding):
         np.testing.assert_array_equal(other.bounds_[1], fits[0].bounds_[1])
         assert other.get_feature_names_out().tolist() == fits[0].get_feature_names_out().tolist()
         np.testing.assert_array_equal(other.transform(ROWS), fits[0].transform(ROWS))
-    # and an unfitted encoder fits itself from the schema on first use
-    np.testing.assert_array_equal(encoder(encoding=encoding).transform(ROWS),
+    # and fitting without a table gives the same encoding
+    np.testing.assert_array_equal(encoder(encoding=encoding).fit().transform(ROWS),
                                   fits[0].transform(ROWS))
-    assert encoder(encoding=encoding).get_feature_names_out().tolist() == \
+    assert encoder(encoding=encoding).fit().get_feature_names_out().tolist() == \
         fits[0].get_feature_names_out().tolist()
 
 
@@ -123,36 +127,37 @@ def test_list_of_rows_object_array_and_tuples_agree():
     as_object = np.array(ROWS, dtype=object)
     as_tuples = [tuple(r) for r in ROWS]
     for X in (as_object, as_tuples):
-        np.testing.assert_array_equal(encoder().transform(X), ORDINAL)
-        np.testing.assert_array_equal(encoder(encoding="onehot").transform(X), ONEHOT)
+        np.testing.assert_array_equal(encoder().fit().transform(X), ORDINAL)
+        np.testing.assert_array_equal(encoder(encoding="onehot").fit().transform(X), ONEHOT)
 
 
 def test_all_string_table_as_read_from_a_csv_file():
     rows = [[str(v) for v in r] for r in ROWS]
-    np.testing.assert_array_equal(encoder().transform(rows), ORDINAL)
-    np.testing.assert_array_equal(encoder().transform(np.array(rows)), ORDINAL)
+    np.testing.assert_array_equal(encoder().fit().transform(rows), ORDINAL)
+    np.testing.assert_array_equal(encoder().fit().transform(np.array(rows)), ORDINAL)
 
 
 def test_pandas_dataframe():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(ROWS, columns=["colour", "size", "answer"])
-    np.testing.assert_array_equal(encoder().transform(frame), ORDINAL)
-    np.testing.assert_array_equal(encoder(encoding="onehot").transform(frame), ONEHOT)
+    np.testing.assert_array_equal(encoder().fit().transform(frame), ORDINAL)
+    np.testing.assert_array_equal(encoder(encoding="onehot").fit().transform(frame), ONEHOT)
     frame["colour"] = frame["colour"].astype("category")
-    np.testing.assert_array_equal(encoder().transform(frame), ORDINAL)
+    np.testing.assert_array_equal(encoder().fit().transform(frame), ORDINAL)
 
 
 def test_white_space_is_stripped():
     rows = [[" red", 5, "yes  "], ["\tblue\n", " 7.5 ", " ?"]]
-    np.testing.assert_array_equal(encoder().transform(rows), ORDINAL[:2])
+    np.testing.assert_array_equal(encoder().fit().transform(rows), ORDINAL[:2])
     with pytest.raises(ValueError, match="column 0 has values outside its public categories"):
-        encoder(strip=False).transform(rows)
-    np.testing.assert_array_equal(encoder(strip=False).transform(ROWS), ORDINAL)
+        encoder(strip=False).fit().transform(rows)
+    np.testing.assert_array_equal(encoder(strip=False).fit().transform(ROWS), ORDINAL)
 
 
-def test_empty_table_gives_zero_rows():
-    out = encoder(encoding="onehot").transform(np.empty((0, 3), dtype=object))
-    assert out.shape == (0, 7)
+def test_empty_table_is_refused_as_scikit_learn_does():
+    for method in ("fit", "transform"):
+        with pytest.raises(ValueError, match=r"0 sample\(s\)"):
+            getattr(encoder(encoding="onehot").fit(), method)(np.empty((0, 3), dtype=object))
 
 
 # ======================================================================================
@@ -163,28 +168,28 @@ def test_empty_table_gives_zero_rows():
 def test_unknown_categories_raise_naming_the_column_not_the_values():
     rows = [["red", 5, "yes"], ["purple", 5, "maybe"], ["pink", 1, "yes"]]
     with pytest.raises(ValueError, match=r"column 0 .*outside its public categories") as error:
-        encoder().transform(rows)
+        encoder().fit().transform(rows)
     assert "pink" not in str(error.value) and "purple" not in str(error.value)
     with pytest.raises(ValueError, match=r"column 2 .*outside") as error:
-        encoder().transform([["red", 5, "maybe"]])
+        encoder().fit().transform([["red", 5, "maybe"]])
     assert "maybe" not in str(error.value)
     with pytest.raises(ValueError, match="column 2"):  # None is not a listed category
-        encoder(encoding="onehot").transform([["red", 5, None]])
+        encoder(encoding="onehot").fit().transform([["red", 5, None]])
     with pytest.raises(ValueError, match="column 0"):  # matching is case-sensitive
-        encoder().transform([["Red", 5, "yes"]])
+        encoder().fit().transform([["Red", 5, "yes"]])
 
 
 @pytest.mark.parametrize("value", ["abc", "5 kg", "", [1, 2]])
 def test_non_numeric_value_in_numeric_column_is_a_clear_error(value):
     rows = [["red", 5, "yes"], ["red", value, "no"]]
     with pytest.raises(ValueError, match="column 1 is numeric in the schema"):
-        encoder().transform(np.array(rows, dtype=object))
+        encoder().fit().transform(np.array(rows, dtype=object))
 
 
 @pytest.mark.parametrize("value", [None, "nan"])
 def test_missing_value_in_numeric_column_is_a_clear_error(value):
     try:
-        out = encoder().transform([["red", 5, "yes"], ["red", value, "no"]])
+        out = encoder().fit().transform([["red", 5, "yes"], ["red", value, "no"]])
     except ValueError as exc:
         assert "column 1" in str(exc)
         return
@@ -197,9 +202,9 @@ def test_missing_value_in_numeric_column_is_a_clear_error(value):
     np.array([["red", 5]], dtype=object),
 ])
 def test_wrong_column_count_is_an_error(X):
-    with pytest.raises(ValueError, match="expected a table of 3 columns, got"):
-        encoder().transform(X)
-    with pytest.raises(ValueError, match="expected a table of 3 columns, got"):
+    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is expecting 3"):
+        encoder().fit().transform(X)
+    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is expecting 3"):
         encoder().fit(X)
 
 
@@ -210,7 +215,7 @@ def test_wrong_column_count_is_an_error(X):
 ])
 def test_non_tables_are_an_error(X):
     with pytest.raises(ValueError, match="2-D table"):
-        encoder().transform(X)
+        encoder().fit().transform(X)
 
 
 BAD_SCHEMAS = [
@@ -235,7 +240,7 @@ def test_bad_encoding_is_an_error():
     with pytest.raises(ValueError, match="encoding"):
         encoder(encoding="dummy").fit()
     with pytest.raises(ValueError, match="encoding"):
-        encoder(encoding="dummy").transform(ROWS)
+        encoder(encoding="dummy").fit().transform(ROWS)
 
 
 @pytest.mark.parametrize("spec", ["abc", 5])
@@ -309,3 +314,74 @@ def test_make_pipeline_clone_and_params():
     assert pipe.fit(rows, _labels(rows)).predict(rows).shape == (300,)
     # the encoder's output feature names follow through the pipeline
     assert pipe[:-1].get_feature_names_out().tolist() == ["x0", "x1", "x2"]
+
+
+# ======================================================================================
+# Validation at fit, names, scikit-learn's checks
+# ======================================================================================
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.nan, "Input contains NaN or infinity: column 1"),
+    (np.inf, "Input contains NaN or infinity: column 1"),
+    (2 + 1j, "Complex data not supported: column 1"),
+])
+def test_fit_refuses_what_transform_refuses(bad, match):
+    rows = [list(r) for r in ROWS]
+    rows[0][1] = bad
+    for method in ("fit", "fit_transform"):
+        with pytest.raises(ValueError, match=match):
+            getattr(encoder(), method)(np.array(rows, dtype=object))
+
+
+def test_sparse_input_is_a_clear_type_error():
+    sparse = pytest.importorskip("scipy.sparse")
+    est = PublicSchemaEncoder([(0.0, 1.0)] * 2)
+    with pytest.raises(TypeError, match="not a sparse matrix"):
+        est.fit(sparse.csr_matrix(np.eye(2)))
+
+
+def test_output_names_are_column_equals_category():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(ROWS, columns=["colour", "size", "answer"])
+    est = encoder(encoding="onehot").fit(frame)
+    assert list(est.feature_names_in_) == ["colour", "size", "answer"]
+    assert list(est.get_feature_names_out()) == [
+        "colour=red", "colour=green", "colour=blue", "size", "answer=?", "answer=yes",
+        "answer=no"]
+    assert list(encoder().fit(frame).get_feature_names_out()) == ["colour", "size", "answer"]
+    assert list(encoder(encoding="onehot").fit(ROWS).get_feature_names_out(
+        ["a", "b", "c"]))[:3] == ["a=red", "a=green", "a=blue"]
+    with pytest.raises(ValueError, match="feature names"):  # reordered columns
+        est.transform(frame[["size", "colour", "answer"]])
+
+
+def test_unfitted_encoder_refuses_to_transform():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        encoder().transform(ROWS)
+
+
+def _width_reason():
+    return ("BY DESIGN: a public schema fixes the table's width (3 columns here), and "
+            "this check fits a table of another width")
+
+
+_WIDTH_CHECKS = [
+    "check_estimators_overwrite_params", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_complex_data",
+    "check_dtype_object", "check_fit2d_1sample", "check_fit2d_1feature",
+    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+]
+
+
+def _expected_failures(estimator):
+    return {name: _width_reason() for name in _WIDTH_CHECKS}
+
+
+@support.parametrize_with_checks([PublicSchemaEncoder([(-1e6, 1e6)] * 3)],
+                                 expected_failed_checks=_expected_failures)
+def test_sklearn_checks(estimator, check):
+    check(estimator)

@@ -170,9 +170,20 @@ class PrivacyReportMixin:
                       "n_features_in_", "feature_names_in_")
 
     def _public_input_values(self):
-        """The public inputs the report lists: ``{name: value}``."""
-        return {name.rstrip("_"): jsonable(getattr(self, name))
-                for name in self._public_inputs if hasattr(self, name)}
+        """The public inputs the report lists: ``{name: value}``. With categorical
+        columns, ``bounds`` gives the numeric columns' bounds by column (the categorical
+        ones are listed, as given, under ``categories``: their encoded ranges are an
+        implementation detail)."""
+        values = {name.rstrip("_"): jsonable(getattr(self, name))
+                  for name in self._public_inputs if hasattr(self, name)}
+        if values.get("categories") and "bounds" in values:
+            categorical = set(self.categories_)
+            names = getattr(self, "feature_names_in_", None)
+            values["bounds"] = {
+                str(key): [low, high]
+                for j, (low, high) in enumerate(zip(*values["bounds"]))
+                if (key := names[j] if names is not None else j) not in categorical}
+        return values
 
     def privacy_report(self) -> "PrivacyReport":
         """What the fit released and its total privacy cost.
