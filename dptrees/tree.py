@@ -3,7 +3,7 @@
 :class:`DPDecisionTreeRegressor` is the DP greedy regression tree of Hoang & Nguyen
 (2020, "Differentially private regression tree and forest"); :class:`DPDecisionTreeClassifier`
 is its classification twin with the Gini utility. Both run on the compiled engine in
-:mod:`dptrees._core._builder`, which documents what each node releases and the sensitivity
+:mod:`dptrees._core._releases`, which documents what each node releases and the sensitivity
 of each release; this module decides the budget of each kind of release.
 """
 
@@ -51,9 +51,9 @@ __all__ = ["DPDecisionTreeClassifier", "DPDecisionTreeRegressor", "auto_max_dept
 
 # Split utilities are sums of float64 terms of magnitude at most the node size (< 2**31);
 # their rounding error is below 2**-19, so adding 2**-17 to the sensitivity covers the
-# error of the utilities of both neighbouring datasets (see _builder._side_utility).
+# error of the utilities of both neighbouring datasets (see _stats.side_utility).
 _FLOAT_MARGIN = 2.0**-17
-# Sensitivity of the split utilities (derivations in _builder._side_utility).
+# Sensitivity of the split utilities (derivations in _stats.side_utility).
 _UTILITY_SENSITIVITY = {"mse": 1.0, "mae": 1.0, "gini": 2.0}
 
 
@@ -318,7 +318,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
     def _record_tree(self, plan, budget):
         """Record the releases of one grown tree that a record takes part in: along its
         root-to-leaf path ``max_depth + 1`` noisy counts, ``max_depth`` split choices and
-        one leaf release (sensitivities derived in :mod:`dptrees._core._builder`; the
+        one leaf release (sensitivities derived in :mod:`dptrees._core._releases`; the
         nodes of one depth hold disjoint records)."""
         d = self._fit_max_depth
         selection = ("permute-and-flip" if self.selection == "permute_and_flip"
@@ -553,7 +553,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     Privacy guarantee: ``epsilon``-differential privacy for add/remove-one neighbouring
     datasets, given public ``bounds`` and ``y_bounds``. The budget of each release is
     :func:`split_tree_budget` (sequential along a path, parallel across the nodes of a
-    depth); the sensitivities are derived in :mod:`dptrees._core._builder`. The fit
+    depth); the sensitivities are derived in :mod:`dptrees._core._releases`. The fit
     spends ``epsilon`` from ``accountant``.
 
     Changes from the paper, to make its guarantee true:
@@ -642,7 +642,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     The classification twin of :class:`DPDecisionTreeRegressor`: noisy counts decide
     where to stop, splits are chosen privately among all (feature, bin edge) candidates
     with the Gini utility ``-sum_children n_child Gini(child)`` (sensitivity 2, monotonic:
-    see :mod:`dptrees._core._builder`), and each leaf releases its per-class counts with
+    see :mod:`dptrees._core._releases`), and each leaf releases its per-class counts with
     exact discrete Laplace noise (L1 sensitivity 1). ``predict_proba`` normalises a leaf's
     noisy counts (negative ones set to 0); ``predict`` takes the most probable class.
 

@@ -1,5 +1,6 @@
 # The one kernel that adds a row's statistics to its histogram cells, shared by the DP
-# tree builder (_builder.pyx) and the boosting / blockwise histograms (_histogram.pyx).
+# tree builder's statistics (_stats.pyx) and the boosting / blockwise histograms
+# (_histogram.pyx).
 
 from libc.stdint cimport int64_t, uint8_t
 
