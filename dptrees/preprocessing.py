@@ -31,9 +31,10 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     schema : list or tuple
-        One entry per column: a list of the column's public categories, or a
-        ``(lower, upper)`` tuple of its public numeric bounds. Missing values are an
-        ordinary category if the schema lists them (e.g. ``"?"`` in UCI files).
+        One entry per column: a list of the column's public categories, or a ``(lower,
+        upper)`` tuple of its public numeric bounds. Missing values are an ordinary
+        category if the schema lists them (e.g. ``"?"`` in UCI files). Required: the
+        default None is refused at fit.
     encoding : {"ordinal", "onehot"}, default="ordinal"
         ``"ordinal"``: category ``k`` of ``K`` becomes the number ``k`` with bounds
         ``(-0.5, K - 0.5)`` (with ``n_bins >= K`` each category gets a bin of its own).
@@ -64,7 +65,8 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        schema: list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...],
+        schema: list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...]
+        | None = None,
         *,
         encoding: Literal["ordinal", "onehot"] = "ordinal",
         strip: bool = True,
@@ -74,7 +76,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         self.strip = strip
 
     _parameter_constraints = {
-        "schema": [list, tuple],
+        "schema": [list, tuple, None],
         "encoding": [options("ordinal", "onehot")],
         "strip": BOOLEAN,
     }
@@ -83,7 +85,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         """Build the encoding from the schema; a table ``X``, if given, is checked as
         :meth:`transform` checks it and gives the columns their names."""
         validate_params(self)
-        if not self.schema:
+        if not self.schema:  # None is the default only for scikit-learn's conventions
             raise ValueError("schema must be a non-empty list with one entry per column")
         self.n_features_in_ = len(self.schema)
         self._saw_table = X is not None  # then transform checks the columns' names

@@ -220,8 +220,8 @@ def test_non_tables_are_an_error(X):
 
 BAD_SCHEMAS = [
     ([], "non-empty list"),
-    (None, "The 'schema' parameter of PublicSchemaEncoder must be an instance of 'list' or"),
-    ("abc", "The 'schema' parameter of PublicSchemaEncoder must be an instance of 'list' or"),
+    (None, "schema must be a non-empty list"),
+    ("abc", "The 'schema' parameter of PublicSchemaEncoder must be an instance of 'list',"),
     ([(1.0, 0.0)], "column 0: bounds must be finite with lower <= upper"),
     ([(0.0, float("nan"))], "column 0: bounds"),
     ([(0.0, float("inf"))], "column 0: bounds"),
