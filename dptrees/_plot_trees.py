@@ -120,9 +120,9 @@ def _resolve_tree(estimator_or_tree, index, feature_names, class_names):
             raise ValueError("a Tree is one tree: index must be None")
         tree, name = obj, type(obj).__name__
     elif isinstance(obj, _BaseDPExplainableBoosting):
-        raise TypeError(f"{type(obj).__name__} is an additive model without trees: its "
-                        f"released shape functions are term_scores_ (one score per "
-                        f"feature bin); plot those instead")
+        raise TypeError(f"{type(obj).__name__} is an additive model without trees: "
+                        f"explain() tabulates its released scores per bin and category, "
+                        f"and dptrees.plot.plot_shape and plot_terms draw them")
     elif isinstance(obj, _BaseDPTree) and not isinstance(obj, _BaseDPForest):
         check_is_fitted(obj, "tree_")
         if index is not None:
