@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from dptrees import (  # noqa: E402
     DPAdaBoostClassifier,
+    Numeric,
     DPDecisionTreeClassifier,
     DPDecisionTreeRegressor,
     DPExplainableBoostingRegressor,
@@ -23,6 +24,7 @@ from dptrees import (  # noqa: E402
     DPGradientBoostingRegressor,
     DPPartitionForestRegressor,
 )
+from dptrees._tree_structure import Tree  # noqa: E402
 from dptrees.federated import DPFederatedGradientBoostingClassifier  # noqa: E402
 from dptrees.plot import export_text, plot_budget, plot_privacy_utility, plot_tree  # noqa: E402
 from support import BOUNDS, random_data, step_data  # noqa: E402
@@ -321,3 +323,148 @@ def test_matplotlib_is_optional(monkeypatch, regressor):
     assert export_text(regressor)  # text needs no matplotlib
     with pytest.raises(ImportError, match=r"dptrees\[plot\]"):
         plot_tree(regressor)
+
+
+# ------------------------------------------------------------------------------------
+# Categorical columns and missing values: the printed routes are predict's
+
+SEX, MARITAL = ["Female", "Male"], ["single", "married", "divorced", "widowed"]
+TABLE_BOUNDS = {"sex": SEX, "marital": MARITAL, "age": Numeric(17, 90, missing=True)}
+
+
+def categorical_table(n=3000, seed=0):
+    """A frame with two categorical columns (sex with missing values) and a numeric one
+    that may be missing; the label depends on all three."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(SEX + [None], n, p=[0.45, 0.45, 0.1])
+    marital = rng.choice(MARITAL, n)
+    age = np.where(rng.random(n) < 0.1, np.nan, rng.uniform(17, 90, n))
+    y = ((sex == "Male") ^ np.isin(marital, ["married", "widowed"])
+         | np.isnan(age)).astype(int)
+    return pd.DataFrame({"sex": sex, "marital": marital, "age": age}), y
+
+
+@pytest.fixture(scope="module")
+def categorical_tree():
+    X, y = categorical_table()
+    return DPDecisionTreeClassifier(epsilon=20.0, max_depth=4, bounds=TABLE_BOUNDS,
+                                    classes=[0, 1], random_state=0).fit(X, y)
+
+
+_CONDITION = re.compile(r"^(?P<name>\S+) (?:in \{(?P<cats>[^}]*)\}(?P<or> or missing)?"
+                        r"|is (?P<is>missing|present)"
+                        r"|(?P<op><|>=) (?P<t>\S+)(?P<or2> or missing)?)"
+                        r"(?P<empty>  \(no (category|value) goes here: the split separates "
+                        r"nothing\))?$")
+
+
+def _holds(text, row):
+    """Whether ``row`` (a dict of column values) meets a printed branch condition, read
+    from the text alone."""
+    m = _CONDITION.match(text)
+    assert m, text
+    value = row[m["name"]]
+    missing = value is None or (isinstance(value, float) and np.isnan(value))
+    if m["is"]:
+        return missing == (m["is"] == "missing")
+    if m["op"]:
+        if missing:
+            return bool(m["or2"])
+        t = float(m["t"])
+        return value < t if m["op"] == "<" else value >= t
+    if missing:
+        return bool(m["or"])
+    return value in [c for c in m["cats"].split(", ") if c]
+
+
+def _printed_leaf(text, row):
+    """The leaf line that the printed conditions send ``row`` to."""
+    lines = text.splitlines()
+    depth, i = 0, 0
+    while True:
+        indent = "|   " * depth + "|--- "
+        line = lines[i]
+        assert line.startswith(indent), line
+        body = line[len(indent):]
+        if body.startswith("class: "):
+            return body
+        # the two branches of this split: the first, then its sibling further down
+        sibling = next(k for k in range(i + 1, len(lines)) if lines[k].startswith(indent))
+        other = lines[sibling][len(indent):]
+        went = [_holds(body, row), _holds(other, row)]
+        assert sum(went) == 1, (body, other, row)  # exactly one branch takes it
+        i = i + 1 if went[0] else sibling + 1
+        depth += 1
+
+
+def test_printed_routes_are_the_routes_predict_takes(categorical_tree):
+    est = categorical_tree
+    text = export_text(est, show_counts=False, decimals=6)
+    assert re.search(r"(sex|marital) in \{", text)  # categorical splits, by category
+    assert "or missing" in text or "is missing" in text
+    assert not re.search(r"(sex|marital) (<|>=)", text)  # no codes shown as numbers
+    rows = [{"sex": s, "marital": m, "age": a} for s in SEX + [None] for m in MARITAL
+            for a in (30.0, 70.0, np.nan)]
+    probe = pd.DataFrame(rows)
+    proba = est.predict_proba(probe)
+    for row, p in zip(rows, proba):
+        leaf = _printed_leaf(text, row)
+        shown = re.search(r"proba \[(\S+), (\S+)\]", leaf).groups()
+        assert [float(v) for v in shown] == pytest.approx(p, abs=1e-6), (row, leaf)
+
+
+def test_a_split_below_every_category_is_marked(categorical_tree):
+    est = categorical_tree
+    binner = est.binner_
+    assert binner.n_bins > 3  # several bins per category of sex: bin 0 holds none
+    sex = 0
+    codes = binner.transform(np.array([[0.0, 0.0, 50.0], [1.0, 0.0, 50.0],
+                                       [2.0, 0.0, 50.0]]))[:, sex]
+    assert codes.min() > 0
+    stump = Tree(feature=[sex, -1, -1], bin_threshold=[0, -1, -1],
+                 threshold=[binner.thresholds(sex, 0), np.nan, np.nan], left=[1, -1, -1],
+                 right=[2, -1, -1], depth=[0, 1, 1], value=[[0.5, 0.5], [1, 0], [0, 1]],
+                 noisy_count=[10.0, 0.0, 10.0])
+    est.tree_, saved = stump, est.tree_
+    try:
+        lines = export_text(est, show_counts=False).splitlines()
+        assert lines[0] == ("|--- sex in {}  (no category goes here: the split separates "
+                            "nothing)")
+        assert lines[2] == "|--- sex in {Female, Male} or missing"
+        probe = pd.DataFrame({"sex": ["Female", "Male", None], "marital": ["single"] * 3,
+                              "age": [20.0, 50.0, np.nan]})
+        np.testing.assert_array_equal(est.predict(probe), [1, 1, 1])  # all go right
+        box = plot_tree(est)[0].get_text()
+        assert box.startswith("sex: splits nothing\n(all go right)")
+    finally:
+        est.tree_ = saved
+
+
+def test_plot_tree_shows_categories_and_missing_routes(categorical_tree):
+    texts = [a.get_text() for a in plot_tree(categorical_tree)]
+    splits = [t for t in texts if not t.startswith("class: ")]
+    assert any(re.match(r"(sex|marital) (not )?in \{", t) for t in splits)
+    assert any("missing \u2192 " in t for t in splits)
+    # a categorical split shows the route of missing values (sex may be missing)
+    for t in splits:
+        if t.startswith("sex in") or t.startswith("sex not in"):
+            assert "missing \u2192 " in t
+
+
+def test_plot_tree_sizes_its_text():
+    X, y = categorical_table(n=2000, seed=1)
+    gb = DPGradientBoostingClassifier(n_estimators=2, max_depth=4, epsilon=4.0,
+                                      bounds=TABLE_BOUNDS, classes=[0, 1],
+                                      random_state=0).fit(X, y)
+    artists = plot_tree(gb, index=0, max_depth=2)
+    fig = artists[0].figure
+    assert len(artists) == 7
+    assert fig.get_size_inches()[0] <= 16
+    assert min(a.get_fontsize() for a in artists) >= 9  # large text in a small figure
+    artists = plot_tree(gb, index=0)  # 16 leaves in 16 inches: small but readable
+    assert artists[0].figure.get_size_inches()[0] <= 16
+    assert min(a.get_fontsize() for a in artists) >= 6.5
+    # a tree too wide to read: drawn, with a warning naming the depth that fits
+    fig, ax = plt.subplots(figsize=(4, 3))
+    with pytest.warns(UserWarning, match=r"max_depth=\d"):
+        plot_tree(gb, index=0, ax=ax)

@@ -38,6 +38,7 @@ from dptrees.boosting._common import (
     _SquaredErrorFit,
 )
 from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
+from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
@@ -254,6 +255,119 @@ class _AdditivePrediction:
         check_is_fitted(self, "term_scores_")
         return additive_importances(self.term_scores_)
 
+    # Explanations: post-processing of the released values and the public domains in
+    # ``bounds`` (dptrees.boosting._explain); nothing here reads training data.
+
+    @property
+    def term_names_(self):
+        """list of str: the name of each term (one per feature): ``feature_names_in_``,
+        else ``x[0]``, ``x[1]``, ..."""
+        return _explain.term_names(self)
+
+    @property
+    def term_types_(self):
+        """list of str: each term's kind, ``"continuous"`` (a numeric feature) or
+        ``"nominal"`` (a categorical column of a data frame, by its public
+        categories)."""
+        return [fb.kind for fb in _explain.term_bins(self)]
+
+    @property
+    def bin_edges_(self):
+        """list: each term's bin edges in feature units (an ndarray from the public lower
+        to the upper bound; the bins are ``[edge[b], edge[b + 1])``, values outside the
+        bounds clipped into the end bins; a feature that may be missing has one bin
+        fewer here, its last bin being for missing values), or None for a nominal
+        term."""
+        return [fb.edges for fb in _explain.term_bins(self)]
+
+    @property
+    def bin_labels_(self):
+        """list of list of str: for each term, a label per bin of ``term_scores_``: its
+        interval ``[lower, upper)``, its public categories (comma-separated; empty for a
+        bin that holds no category, whose score ``predict`` never uses), or
+        ``"missing"``. Public: from ``bounds`` and the number of bins."""
+        return [[fb.bin_label(b) for b in range(fb.n_bins)]
+                for fb in _explain.term_bins(self)]
+
+    def term_importances(self):
+        """The importance of each term: its mean absolute centred score.
+
+        For each term, the released scores of the values the feature can take (every
+        bin of a numeric feature, every public category, and the missing value if the
+        feature may be missing), centred on their mean, then the mean of their absolute
+        values (and over classes, for several). Every bin and category weighs the same:
+        interpret weighs them by training-set counts, which are private and were not
+        released, so none are used. Post-processing: no privacy cost.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            In score units: log-odds for a classifier, target units for a regressor.
+            Not normalised (``feature_importances_`` is, with all bins).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dptrees import DPExplainableBoostingClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.random((2000, 3))
+        >>> y = (X[:, 0] > 0.5).astype(int)
+        >>> ebm = DPExplainableBoostingClassifier(epsilon=4.0, bounds=(0, 1),
+        ...                                       classes=[0, 1], random_state=0).fit(X, y)
+        >>> int(np.argmax(ebm.term_importances()))
+        0
+        """
+        return _explain.term_importances(self)
+
+    def explain(self, *, as_frame=True):
+        """The released shape functions as a tidy table, one row per term and value.
+
+        One row per bin of a numeric feature, per public category of a categorical
+        column, and for the missing value of a feature that may be missing, with the
+        score ``predict`` adds for it: ``raw = intercept_ + sum of the rows a record
+        matches`` (for a regressor, in target units: ``predict`` is then ``lower +
+        clip(raw / (upper - lower), 0, 1) (upper - lower)`` with ``(lower, upper) =
+        y_bounds_``, the intercept being ``intercept_ (upper - lower)``). Computed from
+        the released ``term_scores_`` and the public ``bounds`` only: no training data
+        is read, and nothing costs privacy.
+
+        Parameters
+        ----------
+        as_frame : bool, default=True
+            Return a pandas DataFrame (pandas is then needed), else a dict of numpy
+            arrays with the same columns.
+
+        Returns
+        -------
+        pandas.DataFrame or dict of ndarray
+            Columns: ``term`` (its name), ``term_type`` (``"continuous"`` or
+            ``"nominal"``), ``bin`` (its index in ``term_scores_``), ``label`` (the
+            interval ``[lower, upper)``, the category or ``"missing"``), ``category``
+            (the public category, None for a numeric feature), ``lower`` and
+            ``upper`` (the bin's edges in feature units, NaN for a category or the
+            missing value), ``missing`` (bool), and ``score``, or ``score_<class>``
+            per class for several classes (log-odds for a classifier, target units for
+            a regressor).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dptrees import DPExplainableBoostingClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.random((2000, 2))
+        >>> y = (X[:, 0] > 0.5).astype(int)
+        >>> ebm = DPExplainableBoostingClassifier(epsilon=4.0, n_bins=4, bounds=(0, 1),
+        ...                                       classes=[0, 1], random_state=0).fit(X, y)
+        >>> table = ebm.explain()
+        >>> table[["term", "label", "lower", "upper"]].head(4)
+          term          label  lower  upper
+        0  x[0]     [0, 0.25)   0.00   0.25
+        1  x[0]  [0.25, 0.5)   0.25   0.50
+        2  x[0]  [0.5, 0.75)   0.50   0.75
+        3  x[0]     [0.75, 1]   0.75   1.00
+        """
+        return _explain.explain(self, as_frame=as_frame)
+
     def _codes(self, X):
         check_is_fitted(self, "term_scores_")
         X = check_features(X, n_features=self.n_features_in_, estimator=self)
@@ -320,6 +434,14 @@ _ATTRIBUTES_DOC = """
         The released intercept (initial score plus its steps).
     term_scores_ : ndarray of shape (n_outputs, n_features, n_bins)
         Each feature's released shape function over its ``n_bins_`` bins (bin 0 is 0).
+    term_names_ : list of str
+        The name of each term (one per feature).
+    term_types_ : list of str
+        ``"continuous"`` or ``"nominal"`` (a categorical column) for each term.
+    bin_edges_ : list of ndarray or None
+        Each numeric term's bin edges in feature units (None for a nominal one).
+    bin_labels_ : list of list of str
+        Each term's label per bin: its interval, its public categories, or "missing".
     n_iter_ : int
         Number of cycles.
     max_active_ : int
