@@ -72,7 +72,7 @@ def ours(n_rounds, mode, depth, n_bins, n_jobs):
 
     split, subsample = ("random", SUBSAMPLE) if mode == "random-subsample" else (mode, None)
     return DPGradientBoostingRegressor(
-        n_rounds, epsilon=1.0, max_depth=depth, n_bins=n_bins, split=split,
+        n_estimators=n_rounds, epsilon=1.0, max_depth=depth, n_bins=n_bins, split=split,
         subsample=subsample, bounds=(0.0, 1.0), y_bounds=(-3.0, 33.0),
         accountant=BudgetAccountant(), random_state=0, n_jobs=n_jobs,
     )

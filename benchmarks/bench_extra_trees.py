@@ -4,9 +4,9 @@
 A plain script (no asv). On one synthetic binary classification data set, in the same
 process and run, it fits
 
-* ``DPExtraTreesClassifier(100, max_depth=10, partition=False)``: DiffPETs, every tree
+* ``DPExtraTreesClassifier(n_estimators=100, max_depth=10, partition=False)``: DiffPETs, every tree
   reads every row with ``epsilon / 100``;
-* ``DPExtraTreesClassifier(100, max_depth=10, partition=True)``: every tree reads a
+* ``DPExtraTreesClassifier(n_estimators=100, max_depth=10, partition=True)``: every tree reads a
   disjoint ~1/100 of the rows with the full ``epsilon``;
 * scikit-learn's ``ExtraTreesClassifier(n_estimators=100, max_depth=10)`` (no bootstrap by
   default: every tree reads every row, like ``partition=False``),
@@ -84,7 +84,8 @@ def make_estimator(kind, *, max_depth=10, n_estimators=100, n_jobs=-1, seed=0):
     """A fresh, unfitted estimator of ``kind`` (one of :data:`KINDS`)."""
     if kind in DP_KINDS:
         return dptrees.DPExtraTreesClassifier(
-            n_estimators, EPSILON, max_features="sqrt", partition=(kind == "dp_et_partition"),
+            n_estimators=n_estimators, epsilon=EPSILON, max_features="sqrt",
+            partition=(kind == "dp_et_partition"),
             max_depth=max_depth, n_bins=N_BINS, bounds=FEATURE_BOUNDS, classes=[0, 1],
             # an unlimited ledger of our own: the process-wide default one would grow
             accountant=dptrees.BudgetAccountant(), n_jobs=n_jobs, random_state=seed,

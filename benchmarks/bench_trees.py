@@ -111,11 +111,12 @@ def make_estimator(kind, *, max_depth=10, n_estimators=100, n_jobs=1, seed=0):
         accountant=dptrees.BudgetAccountant(),
     )
     if kind == "dp_tree":
-        return dptrees.DPDecisionTreeRegressor(EPSILON, **common_dp)
+        return dptrees.DPDecisionTreeRegressor(epsilon=EPSILON, **common_dp)
     if kind == "dp_tree_threads":
-        return dptrees.DPDecisionTreeRegressor(EPSILON, n_jobs=n_jobs, **common_dp)
+        return dptrees.DPDecisionTreeRegressor(epsilon=EPSILON, n_jobs=n_jobs, **common_dp)
     if kind == "dp_forest":
-        return dptrees.DPPartitionForestRegressor(n_estimators, EPSILON, n_jobs=n_jobs,
+        return dptrees.DPPartitionForestRegressor(n_estimators=n_estimators, epsilon=EPSILON,
+                                                  n_jobs=n_jobs,
                                                   **common_dp)
     if kind == "sklearn_tree":
         from sklearn.tree import DecisionTreeRegressor

@@ -73,15 +73,16 @@ def _compare_models(X, y, bounds, y_bounds, epsilons, rng):
     for epsilon in epsilons:
         models = {
             "tree": DPDecisionTreeRegressor(
-                epsilon, max_depth=5, bounds=bounds, y_bounds=y_bounds, random_state=rng,
+                epsilon=epsilon, max_depth=5, bounds=bounds, y_bounds=y_bounds, random_state=rng,
                 selection="permute_and_flip", accountant=BudgetAccountant()),
             "forest": DPPartitionForestRegressor(
-                10, epsilon, max_depth=4, bounds=bounds, y_bounds=y_bounds, random_state=rng,
+                n_estimators=10, epsilon=epsilon, max_depth=4, bounds=bounds, y_bounds=y_bounds,
+                random_state=rng,
                 selection="permute_and_flip", budget_weights=(1, 1, 4), n_jobs=-1,
                 accountant=BudgetAccountant()),
             # (epsilon, 1e-6)-DP: Gaussian noise with Renyi-DP accounting
             "boosting": DPGradientBoostingRegressor(
-                100, epsilon=epsilon, delta=1e-6, bounds=bounds, y_bounds=y_bounds,
+                n_estimators=100, epsilon=epsilon, delta=1e-6, bounds=bounds, y_bounds=y_bounds,
                 random_state=rng, accountant=BudgetAccountant()),
         }
         start = time.perf_counter()

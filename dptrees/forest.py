@@ -324,7 +324,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     partition = True
     _greedy = True
 
-    def __init__(self, n_estimators=25, epsilon=1.0, *, max_depth=5, min_samples_split=20,
+    def __init__(self, *, n_estimators=25, epsilon=1.0, max_depth=5, min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None, verbose=0):
@@ -378,7 +378,7 @@ class DPPartitionForestClassifier(_ClassificationForest):
     partition = True
     _greedy = True
 
-    def __init__(self, n_estimators="auto", epsilon=1.0, *, max_depth="auto", min_samples_split=20,
+    def __init__(self, *, n_estimators="auto", epsilon=1.0, max_depth="auto", min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
@@ -472,7 +472,7 @@ class DPExtraTreesRegressor(_RegressionForest):
     n_features_in_, bounds_, y_bounds_
     """)
 
-    def __init__(self, n_estimators=10, epsilon=1.0, *, max_features="sqrt",
+    def __init__(self, *, n_estimators=10, epsilon=1.0, max_features="sqrt",
                  n_thresholds="auto", partition=False, max_depth=5, min_samples_split=20,
                  min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None,
@@ -521,7 +521,7 @@ class DPExtraTreesClassifier(_ClassificationForest):
     budget_, privacy_leaks_
     """)
 
-    def __init__(self, n_estimators="auto", epsilon=1.0, *, max_features=None,
+    def __init__(self, *, n_estimators="auto", epsilon=1.0, max_features=None,
                  n_thresholds="auto", partition=False, max_depth="auto", min_samples_split=20,
                  min_samples_leaf=10,
                  n_bins=40, leaf="counts", selection="exponential",

@@ -65,9 +65,9 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         schema: list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...]
         | None = None,
-        *,
         encoding: Literal["ordinal", "onehot"] = "ordinal",
         strip: bool = True,
     ) -> None:

@@ -604,7 +604,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     y_bounds_ : tuple of float
     """
 
-    def __init__(self, epsilon=1.0, *, max_depth=5, min_samples_split=20, min_samples_leaf=10,
+    def __init__(self, *, epsilon=1.0, max_depth=5, min_samples_split=20, min_samples_leaf=10,
                  n_bins=40, leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None):
@@ -689,7 +689,7 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
         As for :class:`DPDecisionTreeRegressor`.
     """
 
-    def __init__(self, epsilon=1.0, *, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
+    def __init__(self, *, epsilon=1.0, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
                  n_bins=40, leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None):

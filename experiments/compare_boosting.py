@@ -218,7 +218,7 @@ def make_cal_dp_model(column, epsilon, rng):
         return hoang.make_dp_model(kind, epsilon, rng, n_jobs=1, **params)
     params = dict(params)
     return DPExtraTreesRegressor(
-        params.pop("n_estimators"), epsilon, min_samples_split=hoang.N_SPLIT,
+        n_estimators=params.pop("n_estimators"), epsilon=epsilon, min_samples_split=hoang.N_SPLIT,
         min_samples_leaf=hoang.N_LEAF, n_bins=hoang.N_RANGE, bounds=hoang.BOUNDS,
         y_bounds=hoang.Y_BOUNDS, accountant=BudgetAccountant(), random_state=rng, n_jobs=1,
         **params)

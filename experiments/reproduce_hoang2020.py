@@ -39,9 +39,10 @@ The seven columns of Table 3:
   (``numpy.random.default_rng(seed).permutation`` + ``numpy.array_split``): of the ways
   of cutting the parts that were tried, the one that reproduces the seed's 0.1183
   (0.0185) (the figures of each: ``RESULTS.md`` in this folder);
-* ``DPMean_Tree`` / ``DPMedian_Tree``: ``DPDecisionTreeRegressor(eps, max_depth=15,
+* ``DPMean_Tree`` / ``DPMedian_Tree``: ``DPDecisionTreeRegressor(epsilon=eps, max_depth=15,
   leaf="mean" / "median")``;
-* ``DPMean_Forest`` / ``DPMedian_Forest``: ``DPPartitionForestRegressor(25, eps,
+* ``DPMean_Forest`` / ``DPMedian_Forest``: ``DPPartitionForestRegressor(n_estimators=25,
+                                                                        epsilon=eps,
   max_depth=5, leaf=...)``.
 
 The non-private columns do not depend on ``eps``: they are computed once and printed in
@@ -295,10 +296,11 @@ def make_dp_model(kind, epsilon, rng, n_jobs=1, **params):
                   random_state=rng)
     common.update(params)
     if kind == "tree":
-        return DPDecisionTreeRegressor(epsilon, **common)
+        return DPDecisionTreeRegressor(epsilon=epsilon, **common)
     if kind == "forest":
         n_estimators = common.pop("n_estimators", FOREST_TREES)
-        return DPPartitionForestRegressor(n_estimators, epsilon, n_jobs=n_jobs, **common)
+        return DPPartitionForestRegressor(n_estimators=n_estimators, epsilon=epsilon,
+                                          n_jobs=n_jobs, **common)
     raise ValueError(f"unknown kind {kind!r}")
 
 

@@ -99,7 +99,7 @@ def _data_path(folder, filename, data_dir=None):
 
 def _encode(name, task, rows, schema, names, encoding, target, doi, classes=None,
             y_bounds=None):
-    encoder = PublicSchemaEncoder(schema, encoding=encoding).fit()
+    encoder = PublicSchemaEncoder(schema=schema, encoding=encoding).fit()
     X = encoder.transform(rows)
     n_cats = [len(s) for s in schema if not isinstance(s, tuple)]
     if encoding == "onehot":

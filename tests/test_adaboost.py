@@ -422,7 +422,8 @@ if support.SKLEARN_VERSION < (1, 6):
 
 @pytest.mark.filterwarnings("ignore::dptrees.exceptions.PrivacyLeakWarning")
 @support.parametrize_with_checks(
-    [DPAdaBoostClassifier(10, epsilon=100.0, accountant=BudgetAccountant(), random_state=0)],
+    [DPAdaBoostClassifier(n_estimators=10, epsilon=100.0, accountant=BudgetAccountant(),
+                          random_state=0)],
     lambda estimator: SK_EXPECTED_FAILURES)
 def test_sklearn_compatible(estimator, check):
     # scikit-learn's checks feed arbitrary data and labels, so bounds and classes are read

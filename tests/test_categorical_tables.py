@@ -61,7 +61,8 @@ def table(n=600, seed=0, missing=True):
 
 def by_hand(X):
     """The same table through PublicSchemaEncoder, missing values as a last category."""
-    encoder = PublicSchemaEncoder([DOMAIN["age"], COLOURS + ["?"], SIZES + ["?"], (0.0, 1.0)])
+    encoder = PublicSchemaEncoder(schema=[DOMAIN["age"], COLOURS + ["?"], SIZES + ["?"], (0.0,
+                                                                                          1.0)])
     filled = X.astype({"size": object}).fillna({"colour": "?", "size": "?"})
     filled["member"] = filled["member"].astype(float)
     return encoder.fit_transform(filled), encoder.bounds_

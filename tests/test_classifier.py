@@ -63,7 +63,7 @@ def make(kind, epsilon=1.0, **params):
     params.setdefault("bounds", BOUNDS)
     params.setdefault("accountant", BudgetAccountant())
     if kind == "tree":
-        return DPDecisionTreeClassifier(epsilon, **params)
+        return DPDecisionTreeClassifier(epsilon=epsilon, **params)
     params.setdefault("n_estimators", 5)
     return DPPartitionForestClassifier(epsilon=epsilon, **params)
 

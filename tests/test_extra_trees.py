@@ -58,9 +58,9 @@ def make(kind, n_estimators=4, epsilon=1.0, **params):
     params.setdefault("accountant", BudgetAccountant())
     if kind == "classifier":
         params.setdefault("classes", [0, 1])
-        return DPExtraTreesClassifier(n_estimators, epsilon, **params)
+        return DPExtraTreesClassifier(n_estimators=n_estimators, epsilon=epsilon, **params)
     params.setdefault("y_bounds", BOUNDS)
-    return DPExtraTreesRegressor(n_estimators, epsilon, **params)
+    return DPExtraTreesRegressor(n_estimators=n_estimators, epsilon=epsilon, **params)
 
 
 # ``y = 1 if x0 > 0.5 else 0`` as an int label (``target`` makes it a float for regressors)
@@ -665,7 +665,8 @@ def test_partition_forest_and_extra_trees_share_the_partition_rule():
     # partition=True assigns parts exactly as the partition forest does
     X, y = random_data(n=1_000)
     extra = make("classifier", 4, 1e4, partition=True, max_depth=0, random_state=8).fit(X, y)
-    part = DPPartitionForestClassifier(4, 1e4, max_depth=0, bounds=BOUNDS, classes=[0, 1],
+    part = DPPartitionForestClassifier(n_estimators=4, epsilon=1e4, max_depth=0, bounds=BOUNDS,
+                                       classes=[0, 1],
                                        accountant=BudgetAccountant(), random_state=8).fit(X, y)
     for a, b in zip(extra.estimators_, part.estimators_):
         assert a.noisy_count[0] == b.noisy_count[0]

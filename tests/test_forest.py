@@ -54,7 +54,7 @@ def make(n_estimators=5, epsilon=1.0, **params):
     params.setdefault("bounds", BOUNDS)
     params.setdefault("y_bounds", BOUNDS)
     params.setdefault("accountant", BudgetAccountant())
-    return DPPartitionForestRegressor(n_estimators, epsilon, **params)
+    return DPPartitionForestRegressor(n_estimators=n_estimators, epsilon=epsilon, **params)
 
 
 # targets inside y_bounds = [0, 1]: 0.5 sin(6 x0) + 0.5 x1 + N(0, 0.1^2), clipped
@@ -329,7 +329,7 @@ def test_params_clone_and_pickle():
     with pytest.raises(ValueError, match="bogus"):
         est.set_params(bogus=1)
     with pytest.raises(TypeError):
-        DPPartitionForestRegressor(3, 1.0, bogus=1)
+        DPPartitionForestRegressor(n_estimators=3, epsilon=1.0, bogus=1)
     X, y = random_data(n=400)
     est.fit(X, y)
     twin = clone(est)

@@ -21,7 +21,7 @@ def make(epsilon, **kwargs):
     params = dict(max_depth=0, n_bins=4, bounds=(0.0, 1.0), classes=[0, 1], leaf="label",
                   budget_weights=(1e-3, 1.0, 1.0), accountant=BudgetAccountant())
     params.update(kwargs)
-    return DPDecisionTreeClassifier(epsilon, **params)
+    return DPDecisionTreeClassifier(epsilon=epsilon, **params)
 
 
 def released_label(nodes):
@@ -45,9 +45,11 @@ def test_label_leaves_learn_the_majority_class():
     X = rng.random((4000, 2))
     y = np.where(X[:, 0] > 0.5, "yes", "no")
     # random thresholds (ExtraTrees) cut x0 near, not at, 0.5
-    for est, floor in ((DPDecisionTreeClassifier(20.0, max_depth=2, leaf="label"), 0.9),
-                       (DPPartitionForestClassifier(3, 20.0, max_depth=2, leaf="label"), 0.9),
-                       (DPExtraTreesClassifier(3, 20.0, max_depth=3, leaf="label",
+    for est, floor in ((DPDecisionTreeClassifier(epsilon=20.0, max_depth=2, leaf="label"), 0.9),
+                       (DPPartitionForestClassifier(n_estimators=3, epsilon=20.0, max_depth=2,
+                                                    leaf="label"), 0.9),
+                       (DPExtraTreesClassifier(n_estimators=3, epsilon=20.0, max_depth=3,
+                                               leaf="label",
                                                partition=True, max_features=None), 0.75)):
         est.set_params(bounds=(0, 1), classes=["no", "yes"], accountant=BudgetAccountant(),
                        random_state=0).fit(X, y)

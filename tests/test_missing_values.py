@@ -278,7 +278,8 @@ def test_audit_a_missing_value_isolated_by_its_own_edge():
     from support import root_split, run_audit
 
     est = DPDecisionTreeClassifier(
-        2.0, max_depth=1, n_bins=16, classes=[0, 1], min_samples_split=0, min_samples_leaf=0,
+        epsilon=2.0, max_depth=1, n_bins=16, classes=[0,
+                                                      1], min_samples_split=0, min_samples_leaf=0,
         budget_weights=(1, 20, 1), bounds={0: Numeric(0, 1, missing=True), 1: (0, 1)},
         accountant=BudgetAccountant())
     d0, d1 = _missing_neighbours()

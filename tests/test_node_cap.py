@@ -14,7 +14,7 @@ from dptrees import BudgetAccountant, DPDecisionTreeRegressor
 
 def deep_tree():
     return DPDecisionTreeRegressor(
-        1e6, max_depth=64, min_samples_split=0, min_samples_leaf=0, n_bins=256,
+        epsilon=1e6, max_depth=64, min_samples_split=0, min_samples_leaf=0, n_bins=256,
         bounds=(0, 1), y_bounds=(0, 1), accountant=BudgetAccountant(), random_state=0)
 
 

@@ -73,7 +73,7 @@ def test_booleans_are_not_numbers_and_nothing_is_spent(cls):
 def test_search_and_encoder_check_param_validation():
     search = DPRandomSearch(dptrees.DPDecisionTreeClassifier(), {"max_depth": [1, 2]},
                             accountant=BudgetAccountant(), random_state=0)
-    encoder = PublicSchemaEncoder([(0.0, 1.0)] * 5)
+    encoder = PublicSchemaEncoder(schema=[(0.0, 1.0)] * 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check_param_validation("DPRandomSearch", search)
@@ -94,3 +94,19 @@ def test_infinite_numbers_are_refused():
     est = dptrees.DPDecisionTreeClassifier(prior_strength=np.inf, accountant=BudgetAccountant())
     with pytest.raises(InvalidParameterError, match=r"range \[0.0, inf\)\. Got inf"):
         est.fit(np.zeros((4, 1)), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("cls", [*ESTIMATORS, PublicSchemaEncoder], ids=lambda c: c.__name__)
+def test_parameters_are_keyword_only(cls):
+    # DPDecisionTreeClassifier(2) must not mean epsilon 2 while
+    # DPGradientBoostingClassifier(2) means 2 trees: every parameter is named
+    import inspect
+
+    kinds = {p.kind for name, p in inspect.signature(cls.__init__).parameters.items()
+             if name != "self"}
+    assert kinds == {inspect.Parameter.KEYWORD_ONLY}
+    with pytest.raises(TypeError, match="positional"):
+        cls(1)
+    search = inspect.signature(DPRandomSearch.__init__).parameters
+    assert [n for n, p in search.items() if p.kind != p.KEYWORD_ONLY] == [
+        "self", "estimator", "param_distributions"]  # as scikit-learn's searches

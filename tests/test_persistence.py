@@ -125,7 +125,7 @@ def test_a_pipeline_with_the_schema_encoder_round_trips(tmp_path):
 
     X, y = table()
     X = X.assign(colour=X["colour"].fillna("red"))
-    encoder = PublicSchemaEncoder([(0.0, 1.0), (0.0, 1.0), ["red", "green", "blue"]])
+    encoder = PublicSchemaEncoder(schema=[(0.0, 1.0), (0.0, 1.0), ["red", "green", "blue"]])
     pipe = make_pipeline(encoder, DPGradientBoostingClassifier(
         n_estimators=3, bounds=(-0.5, 2.5), classes=[0, 1],
         accountant=BudgetAccountant(10.0, 1e-5))).fit(X, y)

@@ -42,7 +42,7 @@ ONEHOT = np.array([
 
 
 def encoder(**params):
-    return PublicSchemaEncoder(SCHEMA, **params)
+    return PublicSchemaEncoder(schema=SCHEMA, **params)
 
 
 # ======================================================================================
@@ -78,14 +78,14 @@ def test_onehot_encoding_bounds_and_names():
 
 
 def test_numeric_strings_and_numpy_scalars_are_numbers():
-    enc = PublicSchemaEncoder([(0, 10), [1, 2, 3]]).fit()
+    enc = PublicSchemaEncoder(schema=[(0, 10), [1, 2, 3]]).fit()
     rows = np.array([["2.5", np.int64(3)], [np.float32(4.0), 1], [7, np.int64(2)]],
                     dtype=object)
     np.testing.assert_array_equal(enc.transform(rows), [[2.5, 2], [4.0, 0], [7, 1]])
 
 
 def test_missing_values_are_a_category_when_the_schema_lists_them():
-    enc = PublicSchemaEncoder([["?", "a", "b"]], encoding="onehot").fit()
+    enc = PublicSchemaEncoder(schema=[["?", "a", "b"]], encoding="onehot").fit()
     np.testing.assert_array_equal(enc.transform([["?"], ["b"]]), [[1, 0, 0], [0, 0, 1]])
 
 
@@ -202,9 +202,11 @@ def test_missing_value_in_numeric_column_is_a_clear_error(value):
     np.array([["red", 5]], dtype=object),
 ])
 def test_wrong_column_count_is_an_error(X):
-    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is expecting 3"):
+    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is "
+                                         "expecting 3"):
         encoder().fit().transform(X)
-    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is expecting 3"):
+    with pytest.raises(ValueError, match="X has [0-9] features, but PublicSchemaEncoder is "
+                                         "expecting 3"):
         encoder().fit(X)
 
 
@@ -233,7 +235,7 @@ BAD_SCHEMAS = [
 @pytest.mark.parametrize("schema,match", BAD_SCHEMAS, ids=[repr(s) for s, _ in BAD_SCHEMAS])
 def test_bad_schemas_are_errors(schema, match):
     with pytest.raises(ValueError, match=match):
-        PublicSchemaEncoder(schema).fit()
+        PublicSchemaEncoder(schema=schema).fit()
 
 
 def test_bad_encoding_is_an_error():
@@ -246,7 +248,7 @@ def test_bad_encoding_is_an_error():
 @pytest.mark.parametrize("spec", ["abc", 5])
 def test_a_schema_entry_that_is_neither_categories_nor_bounds_is_rejected(spec):
     try:
-        enc = PublicSchemaEncoder([["a", "b"], spec]).fit()
+        enc = PublicSchemaEncoder(schema=[["a", "b"], spec]).fit()
     except (TypeError, ValueError) as exc:
         assert "column 1" in str(exc), f"unclear message: {exc}"
         return
@@ -255,7 +257,7 @@ def test_a_schema_entry_that_is_neither_categories_nor_bounds_is_rejected(spec):
 
 def test_one_category_and_tuple_of_three_are_categories():
     # a 2-tuple of numbers is bounds; anything else iterable lists categories
-    enc = PublicSchemaEncoder([["only"], (1, 2, 3), [0.0, 1.0]]).fit()
+    enc = PublicSchemaEncoder(schema=[["only"], (1, 2, 3), [0.0, 1.0]]).fit()
     np.testing.assert_array_equal(enc.bounds_[0], [-0.5, -0.5, -0.5])
     np.testing.assert_array_equal(enc.bounds_[1], [0.5, 2.5, 1.5])
     np.testing.assert_array_equal(enc.transform([["only", 3, 1.0]]), [[0, 2, 1]])
@@ -280,7 +282,8 @@ def _table(n, seed=0):
 @pytest.mark.parametrize("encoding", ["ordinal", "onehot"])
 def test_pipeline_with_a_dp_classifier_using_the_encoder_bounds(encoding):
     enc = encoder(encoding=encoding).fit()  # bounds from the schema only: public
-    tree = DPDecisionTreeClassifier(30.0, max_depth=2, n_bins=3 if encoding == "ordinal" else 2,
+    tree = DPDecisionTreeClassifier(epsilon=30.0, max_depth=2,
+                                    n_bins=3 if encoding == "ordinal" else 2,
                                     bounds=enc.bounds_, classes=["cold", "warm"],
                                     accountant=BudgetAccountant(), random_state=0)
     pipe = Pipeline([("encode", enc), ("tree", tree)])
@@ -308,7 +311,7 @@ def test_make_pipeline_clone_and_params():
     twin = clone(enc)
     assert twin.get_params()["schema"] == SCHEMA and not hasattr(twin, "bounds_")
     pipe = make_pipeline(encoder(), DPDecisionTreeClassifier(
-        5.0, bounds=encoder().fit().bounds_, classes=["cold", "warm"],
+        epsilon=5.0, bounds=encoder().fit().bounds_, classes=["cold", "warm"],
         accountant=BudgetAccountant(), random_state=0))
     rows = _table(300)
     assert pipe.fit(rows, _labels(rows)).predict(rows).shape == (300,)
@@ -336,7 +339,7 @@ def test_fit_refuses_what_transform_refuses(bad, match):
 
 def test_sparse_input_is_a_clear_type_error():
     sparse = pytest.importorskip("scipy.sparse")
-    est = PublicSchemaEncoder([(0.0, 1.0)] * 2)
+    est = PublicSchemaEncoder(schema=[(0.0, 1.0)] * 2)
     with pytest.raises(TypeError, match="not a sparse matrix"):
         est.fit(sparse.csr_matrix(np.eye(2)))
 
@@ -381,7 +384,7 @@ def _expected_failures(estimator):
     return {name: _width_reason() for name in _WIDTH_CHECKS}
 
 
-@support.parametrize_with_checks([PublicSchemaEncoder([(-1e6, 1e6)] * 3)],
+@support.parametrize_with_checks([PublicSchemaEncoder(schema=[(-1e6, 1e6)] * 3)],
                                  expected_failed_checks=_expected_failures)
 def test_sklearn_checks(estimator, check):
     check(estimator)

@@ -267,7 +267,8 @@ def _replay_matches(model, search, X, y):
     root = np.random.SeedSequence(generator.bit_generator.seed_seq.entropy)
     replay = clone(search).set_params(random_state=np.random.default_rng(root))
     replay.fit(X, y)
-    grid = np.random.default_rng(1).random((50, X.shape[1]))
+    # the candidate's records (the one a neighbour lacks among them) and a public grid
+    grid = np.vstack([X, np.random.default_rng(1).random((50, X.shape[1]))])
     return float(np.array_equal(replay.best_estimator_.predict_proba(grid),
                                 model.predict_proba(grid)))
 

@@ -64,7 +64,7 @@ def make(epsilon=1.0, **params):
     params.setdefault("bounds", BOUNDS)
     params.setdefault("y_bounds", BOUNDS)
     params.setdefault("accountant", BudgetAccountant())
-    return DPDecisionTreeRegressor(epsilon, **params)
+    return DPDecisionTreeRegressor(epsilon=epsilon, **params)
 
 
 def tree_arrays(tree):
@@ -331,10 +331,12 @@ def test_each_fit_spends_exactly_epsilon_with_a_label(epsilon):
 def test_default_accountant_is_the_active_with_block():
     X, y = random_data(n=50)
     with BudgetAccountant(epsilon=1.0) as acc:
-        DPDecisionTreeRegressor(0.4, bounds=BOUNDS, y_bounds=(-1, 3), random_state=0).fit(X, y)
+        DPDecisionTreeRegressor(epsilon=0.4, bounds=BOUNDS, y_bounds=(-1, 3),
+                                random_state=0).fit(X, y)
         assert acc.spent == (0.4, 0.0)
         with pytest.raises(BudgetExceededError):
-            DPDecisionTreeRegressor(0.7, bounds=BOUNDS, y_bounds=(-1, 3), random_state=0).fit(X, y)
+            DPDecisionTreeRegressor(epsilon=0.7, bounds=BOUNDS, y_bounds=(-1, 3),
+                                    random_state=0).fit(X, y)
     assert acc.spent == (0.4, 0.0)
 
 
@@ -622,9 +624,9 @@ def test_predict_errors():
 
 def test_unknown_parameters_are_rejected():
     with pytest.raises(TypeError):
-        DPDecisionTreeRegressor(1.0, bogus=3)
+        DPDecisionTreeRegressor(epsilon=1.0, bogus=3)
     with pytest.raises(TypeError):
-        DPDecisionTreeRegressor(1.0, 5)  # max_depth is keyword-only
+        DPDecisionTreeRegressor(1.0)  # every parameter is keyword-only
     with pytest.raises(ValueError, match="bogus"):
         DPDecisionTreeRegressor().set_params(bogus=3)
 

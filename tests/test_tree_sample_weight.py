@@ -90,12 +90,14 @@ def _run(est, prepared, d0, d1, summarise, n_calibration, n_test):
 
 
 def regressor():
-    return DPDecisionTreeRegressor(1.0, max_depth=0, n_bins=4, bounds=(0, 1), y_bounds=(0, 1),
+    return DPDecisionTreeRegressor(epsilon=1.0, max_depth=0, n_bins=4, bounds=(0, 1), y_bounds=(0,
+                                                                                                1),
                                    accountant=BudgetAccountant())
 
 
 def classifier():
-    return DPDecisionTreeClassifier(1.0, max_depth=0, n_bins=4, bounds=(0, 1), classes=[0, 1],
+    return DPDecisionTreeClassifier(epsilon=1.0, max_depth=0, n_bins=4, bounds=(0, 1), classes=[0,
+                                                                                                1],
                                     accountant=BudgetAccountant())
 
 
@@ -182,7 +184,7 @@ def test_weighted_targets_never_exceed_the_unweighted():
     X = rng.random((n, 1))
     y = rng.random(n)
     w = rng.random(n)
-    est = DPDecisionTreeRegressor(1.0, max_depth=0, bounds=(0, 1), y_bounds=(0, 1),
+    est = DPDecisionTreeRegressor(epsilon=1.0, max_depth=0, bounds=(0, 1), y_bounds=(0, 1),
                                   accountant=BudgetAccountant())
     data = support.tree_data(est, X, y, w)
     builder = est._builder(est._tree_budget(1.0), data)

@@ -306,7 +306,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
     binner_ : Binner
     """
 
-    def __init__(self, n_estimators="auto", epsilon=1.0, schedule="improved", max_depth=1,
+    def __init__(self, *, n_estimators="auto", epsilon=1.0, schedule="improved", max_depth=1,
                  weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
                  prior_vote=True, error_margin=0.0, bounds=None, classes=None,
                  accountant=None, n_jobs=None, random_state=None):

@@ -499,7 +499,7 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
     """
     )
 
-    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=1.0,
+    def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=1.0,
                  n_bins="auto", reg_lambda=100.0, noise_reg=10.0, max_active="auto",
                  gradient_clip=0.3,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
@@ -549,7 +549,7 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
     """
     )
 
-    def __init__(self, n_cycles="auto", *, epsilon=1.0, delta=1e-6, learning_rate=0.5,
+    def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=0.5,
                  n_bins="auto", reg_lambda=1.0, noise_reg=3.0, max_active="auto",
                  gradient_clip=1.0,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,

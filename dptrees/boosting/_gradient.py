@@ -660,7 +660,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
     """
     )
 
-    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
+    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
                  split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=8.0,
@@ -715,7 +715,7 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
     """
     )
 
-    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6, noise="gaussian",
+    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
                  split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=3.0,

@@ -536,7 +536,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
     """
     )
 
-    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
+    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
                  sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=1.0, leaf_clip=None, bounds=None, classes=None,
@@ -595,7 +595,7 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
     """
     )
 
-    def __init__(self, n_estimators=100, *, epsilon=1.0, delta=1e-6,
+    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
                  sampling_probability=None, expected_clients=None, noise_multiplier="auto",
                  clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
                  gradient_clip=0.3, leaf_clip=None, bounds=None, y_bounds=None,

@@ -7,7 +7,7 @@ runs the same comparison with 100 trees on 1,000,000 rows (project target: >= 10
 than scikit-learn); here the forests have 20 trees of depth 10 so that every benchmark
 stays under ~10 s on 2 cores.
 
-* ``DPExtraTreesFit``: ``DPExtraTreesClassifier(20, max_depth=10)`` with
+* ``DPExtraTreesFit``: ``DPExtraTreesClassifier(n_estimators=20, max_depth=10)`` with
   ``partition=False`` (DiffPETs: every tree reads every row) and ``partition=True``
   (disjoint parts), all cores;
 * ``SklearnExtraTreesFit``: ``ExtraTreesClassifier(n_estimators=20, max_depth=10)``, all
@@ -38,7 +38,8 @@ def make_data(n_samples=N_SAMPLES, n_features=N_FEATURES, seed=SEED):
 
 def dp_extra_trees(partition):
     return dptrees.DPExtraTreesClassifier(
-        N_ESTIMATORS, 1.0, max_features="sqrt", partition=partition, max_depth=MAX_DEPTH,
+        n_estimators=N_ESTIMATORS, epsilon=1.0, max_features="sqrt", partition=partition,
+        max_depth=MAX_DEPTH,
         n_bins=40, bounds=FEATURE_BOUNDS, classes=[0, 1],
         accountant=dptrees.BudgetAccountant(), n_jobs=N_JOBS, random_state=SEED,
     )

@@ -55,14 +55,15 @@ def fit_speedup(ours, theirs, X, y, repeat):
 
 def dp_tree():
     return dptrees.DPDecisionTreeRegressor(
-        1.0, max_depth=MAX_DEPTH, bounds=FEATURE_BOUNDS, y_bounds=Y_BOUNDS,
+        epsilon=1.0, max_depth=MAX_DEPTH, bounds=FEATURE_BOUNDS, y_bounds=Y_BOUNDS,
         random_state=SEED, accountant=dptrees.BudgetAccountant(),
     )
 
 
 def dp_forest(n_jobs=1):
     return dptrees.DPPartitionForestRegressor(
-        N_ESTIMATORS, 1.0, max_depth=MAX_DEPTH, n_jobs=n_jobs, bounds=FEATURE_BOUNDS,
+        n_estimators=N_ESTIMATORS, epsilon=1.0, max_depth=MAX_DEPTH, n_jobs=n_jobs,
+        bounds=FEATURE_BOUNDS,
         y_bounds=Y_BOUNDS, random_state=SEED, accountant=dptrees.BudgetAccountant(),
     )
 
