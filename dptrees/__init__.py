@@ -5,6 +5,8 @@ add/remove-one neighbouring datasets; public inputs (feature bounds, target boun
 lists, hyper-parameters) are never read from the data unless a ``PrivacyLeakWarning`` says so.
 """
 
+import importlib.metadata as _metadata
+
 try:
     from dptrees._core import _rng as _compiled_core  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on how the package was obtained
@@ -39,7 +41,13 @@ from dptrees.forest import (
 )
 from dptrees.tree import DPDecisionTreeClassifier, DPDecisionTreeRegressor
 
-__version__ = "0.1.0.dev0"
+# The installed distribution's version, which meson-python takes from meson.build's
+# project(version:): written in one place, it cannot disagree with the metadata (an
+# editable install has the metadata too).
+try:
+    __version__ = _metadata.version("dptrees")
+except _metadata.PackageNotFoundError:  # pragma: no cover - importable but not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Blocks",
