@@ -5,8 +5,9 @@ array, partitioned in place node by node (stable), so the leaves' sums and a sma
 node's histogram read only its own rows. Below the root a node's rows are spread over
 the whole array, so the histograms of a level's larger nodes are read in one pass over
 all rows in order, each routed to its node, and a node whose parent's histogram is known
-is its parent's minus its smaller sibling's. Partitions, leaf sums and score updates of
-different nodes run on the executor's threads. The statistics are the same exact
+is its parent's minus its smaller sibling's
+(:class:`~dptrees._sources._heap.SiblingHistograms`). Partitions, leaf sums and score
+updates of different nodes run on the executor's threads. The statistics are the same exact
 integers the blockwise sources compute by routing (:mod:`dptrees._sources._blockwise`),
 so the fitted model is the same bit for bit.
 """
@@ -17,6 +18,7 @@ from dptrees._core import _histogram
 from dptrees._sources import _rows
 from dptrees._sources._blocks import map_blocks
 from dptrees._sources._blockwise import add_up
+from dptrees._sources._heap import SiblingHistograms, level_nodes
 from dptrees.data.domains import check_classes
 from dptrees.validation import check_features, check_sample_weight, check_targets_regression
 
@@ -179,7 +181,7 @@ class ArrayBoostingRows:
         self.starts = np.zeros(n_nodes + 1, dtype=np.intp)
         self.stops = np.zeros(n_nodes + 1, dtype=np.intp)
         self.stops[0] = self.rows.shape[0]
-        self.exact = {}  # node -> its exact histogram, for the level below (subtraction)
+        self.exact = SiblingHistograms()  # the last histograms, for the level below
 
     def _threaded(self):
         """Whether to spread a tree's per-node work over the executor's threads."""
@@ -193,7 +195,7 @@ class ArrayBoostingRows:
         return [fn(*job) for job in jobs]
 
     def split(self, level):
-        nodes = range(2**level - 1, 2 ** (level + 1) - 1)
+        nodes = level_nodes(level)
         n_left = self._run(_histogram.partition, [
             (self.codes_by_feature, self._node_rows(node), int(self.feature[node]),
              int(self.bin_threshold[node])) for node in nodes])
@@ -219,35 +221,17 @@ class ArrayBoostingRows:
         if active_clip is not None:
             stats = _rows.clip_active(self.stats.copy(), self.codes, active_clip)
             return np.stack([self._histogram(self._node_rows(v), stats) for v in nodes])
-        known, self.exact = self.exact, {}
-        measured = self._nodes_to_measure(nodes, known)
-        known.update(zip(measured, self._measure(level, measured)))
-        for v in nodes:
-            if v not in known:  # its parent's minus its (measured) sibling's
-                sibling = v + 1 if v % 2 else v - 1
-                known[v] = known[(v - 1) // 2] - known[sibling]
-            self.exact[v] = known[v]
-        return np.stack([self.exact[v] for v in nodes])
+        measured = self.exact.to_measure(nodes, self._smaller_child)
+        return np.stack(self.exact.complete(nodes, measured, self._measure(level, measured)))
 
     def _node_rows(self, node):
         return self.rows[self.starts[node]:self.stops[node]]
 
-    def _nodes_to_measure(self, nodes, known):
-        """The nodes whose histograms must be read from their rows: of each wanted node
-        whose parent's histogram is ``known`` (taken at the level above), the one of it
-        and its sibling with fewer rows; every other wanted node itself."""
+    def _smaller_child(self, node):
+        """The child of ``node`` with fewer rows (the left on ties): the one measured."""
+        left, right = 2 * node + 1, 2 * node + 2
         n_rows = self.stops - self.starts
-        measured = []
-        for v in nodes:
-            if v in known or v in measured:
-                continue
-            sibling = v + 1 if v % 2 else v - 1
-            if v and (v - 1) // 2 in known:
-                if sibling in known or sibling in measured:
-                    continue
-                v = sibling if n_rows[sibling] < n_rows[v] else v
-            measured.append(v)
-        return measured
+        return right if n_rows[right] < n_rows[left] else left
 
     def _measure(self, level, nodes):
         """Exact histograms of ``nodes`` (of ``level``) from their rows: node by node
