@@ -33,6 +33,7 @@ from dptrees._docs import estimator_doc
 from dptrees._params import store_params
 from dptrees._parallel import n_threads
 from dptrees._random import check_random_state
+from dptrees._sources._heap import empty_tree
 from dptrees._progress import Progress
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._common import (
@@ -49,13 +50,14 @@ from dptrees.boosting._split_prior import (
     split_prior,
     with_first_bins,
 )
-from dptrees.boosting._split_selection import split_utilities
-from dptrees.boosting._trees import (
-    BoostedClassifierMixin,
-    BoostedRegressorMixin,
-    draw_random_structure,
-    full_tree,
+from dptrees.boosting._grower import (
+    PrivateHistogramSplits,
+    RandomSplits,
+    SelectedSplits,
+    grow,
 )
+from dptrees.boosting._split_selection import split_utilities
+from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.validation import (
@@ -279,60 +281,55 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                  f"to at most {MAX_ACTIVE} features outside their first bins")
         return with_first_bins(noisy[1:].reshape(ctx.n_features, -1, 2), noisy[0])
 
-    def _best_split(self, hist):
-        """Best Newton gain on a noisy (n_features, n_bins, 2) histogram (post-processing)."""
-        cum = np.cumsum(hist, axis=1)
-        total = cum[:, -1:, :]
-        left, right = cum[:, :-1, :], total - cum[:, :-1, :]
-        lam = self.reg_lambda
-        gain = (left[..., 0] ** 2 / (np.maximum(left[..., 1], 0) + lam)
-                + right[..., 0] ** 2 / (np.maximum(right[..., 1], 0) + lam))
-        f, b = np.unravel_index(int(np.argmax(gain)), gain.shape)
-        return int(f), int(b), float(left[f, b, 1]), float(right[f, b, 1])
-
     def _grow(self, ctx, rows, k, rng_structure, rng_noise, rng_sample):
         """Grow one full tree of depth ``max_depth`` for output ``k`` on ``rows`` (any
-        source's rows: their statistics are exact integers, the same for every source).
+        source's rows: their statistics are exact integers, the same for every source)
+        with :func:`~dptrees.boosting._grower.grow`, and release its leaves.
 
         Returns the heap arrays ``feature``, ``bin_threshold`` and the leaf values.
         """
-        depth = self.max_depth
-        n_internal = 2**depth - 1
-        feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
-        bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
-        noisy = {}  # node -> released (n_features, n_bins, 2) histogram
-        private_levels = self._private_levels(ctx.split)
-        if private_levels < depth:
-            random_feature, random_bin = draw_random_structure(
-                rng_structure, ctx.n_features, self.n_bins, depth,
-                None if ctx.priors is None else ctx.priors[k])
+        feature, bin_threshold = empty_tree(self.max_depth)
+        policies = self._level_policies(ctx, k, rng_structure, rng_noise)
         rows.start_tree(k, feature, bin_threshold, rng_sample, self.subsample)
-        for level in range(depth):
-            nodes = range(2**level - 1, 2 ** (level + 1) - 1)
-            if level < private_levels:
-                self._release_level(ctx, rows, level, nodes, noisy, rng_noise)
-            selected = (self._select_level(ctx, rows, level, nodes, k, rng_noise)
-                        if level < ctx.select_depth else {})
-            for node in nodes:
-                if level < private_levels:
-                    f, b, mass_left, mass_right = self._best_split(noisy[node])
-                elif node in selected:
-                    f, b = selected[node]
-                else:
-                    f, b = int(random_feature[node]), int(random_bin[node])
-                feature[node], bin_threshold[node] = f, b
-                if level + 1 < private_levels:
-                    # The child with the smaller noisy Hessian mass is measured next level.
-                    noisy[node] = (noisy[node], 2 * node + 1 if mass_left <= mass_right
-                                   else 2 * node + 2)
-            rows.split(level)
-        sums = rows.leaf_sums()
+        grow(feature, bin_threshold, policies, rows)
+        return feature, bin_threshold, self._leaf_values(ctx, rows.leaf_sums(), rng_noise)
+
+    def _level_policies(self, ctx, k, rng_structure, rng_noise):
+        """The split policy of every level of output ``k``'s next tree: the top
+        :meth:`_private_levels` on noisy histograms (one release of the level's measured
+        nodes each, :meth:`_noisy_histograms`), the top ``select_depth`` of random and
+        guided trees selected by the exponential mechanism on the exact gradient sums
+        (utility and sensitivity: :mod:`dptrees.boosting._split_selection`; one
+        selection's budget per level, its nodes hold disjoint records), weighted by the
+        split prior of guided trees; the others drawn at random (from the prior)."""
+        depth = self.max_depth
+        private_levels = self._private_levels(ctx.split)
+        prior = None if ctx.priors is None else ctx.priors[k]
+        private = selected = random = None
+        if private_levels:
+            private = PrivateHistogramSplits(
+                lambda exact: self._noisy_histograms(ctx, exact, ctx.level_budget, rng_noise),
+                self.reg_lambda)
+        if private_levels < depth:
+            random = RandomSplits(rng_structure, ctx.n_features, self.n_bins, depth, prior)
+        if ctx.select_depth:
+            selected = SelectedSplits(
+                lambda exact: split_utilities(exact[..., 0], ctx.g_scale),
+                lambda i, utilities: ctx.plan.select(
+                    utilities, ctx.g_sens, ctx.level_budget, rng_noise, prior,
+                    compose=i == 0, label="selected splits, one level"),
+                self.n_bins)
+        return [private if level < private_levels else
+                selected if level < ctx.select_depth else random for level in range(depth)]
+
+    def _leaf_values(self, ctx, sums, rng):
+        """Release the leaves' exact ``(G, H)`` sums and return their Newton values."""
         subsampled = ctx.plan.subsample is not None
         g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
-                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng_noise,
+                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng,
                              compose=not subsampled, label="leaf gradient sums")
         h = ctx.plan.release(sums[:, 1] / ctx.h_scale, ctx.h_sens,
-                             ctx.leaf_budget * _HESSIAN_SHARE, rng_noise,
+                             ctx.leaf_budget * _HESSIAN_SHARE, rng,
                              compose=not subsampled, label="leaf Hessian sums")
         if subsampled:  # G and H of one sample: one subsampled Gaussian
             ctx.plan.compose_subsampled(ctx.leaf_budget,
@@ -340,49 +337,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         values = -g / (np.maximum(h, 0.0) + ctx.leaf_regulariser)
         if self.leaf_clip is not None:
             values = np.clip(values, -self.leaf_clip, self.leaf_clip)
-        return feature, bin_threshold, values
-
-    def _select_level(self, ctx, rows, level, nodes, k, rng):
-        """Choose the split of every node of ``level`` by the exponential mechanism on
-        the exact gradient sums of its records (utility and sensitivity:
-        :mod:`dptrees.boosting._split_selection`), weighted by the split prior of guided
-        trees. The nodes hold disjoint records: the level costs one selection's budget.
-        Returns ``{node: (feature, bin_threshold)}``."""
-        exact = rows.histograms(level, list(nodes))
-        prior = None if ctx.priors is None else ctx.priors[k]
-        chosen = {}
-        for i, node in enumerate(nodes):
-            utilities = split_utilities(exact[i, :, :, 0], ctx.g_scale)
-            index = ctx.plan.select(utilities, ctx.g_sens, ctx.level_budget, rng, prior,
-                                    compose=i == 0, label="selected splits, one level")
-            chosen[node] = divmod(index, self.n_bins - 1)
-        return chosen
-
-    def _release_level(self, ctx, rows, level, nodes, noisy, rng):
-        """Release the histograms one private level needs (one release per level)."""
-        fresh = []
-        for node in nodes:
-            if node == 0:
-                fresh.append(0)
-            else:
-                parent = (node - 1) // 2
-                parent_hist, measured = noisy[parent]
-                if node == measured:
-                    fresh.append(node)
-        exact = rows.histograms(level, fresh)
-        released = self._noisy_histograms(ctx, exact, ctx.level_budget, rng)
-        for node, hist in zip(fresh, released):
-            noisy[node] = hist
-        for node in nodes:
-            if node not in noisy:
-                parent = (node - 1) // 2
-                sibling = node - 1 if node % 2 == 0 else node + 1
-                noisy[node] = noisy[parent][0] - noisy[sibling]
-        for node in nodes:  # parents are no longer needed
-            if node:
-                parent = (node - 1) // 2
-                if isinstance(noisy.get(parent), tuple):
-                    noisy[parent] = None
+        return values
 
     # -- fit ----------------------------------------------------------------------------
 

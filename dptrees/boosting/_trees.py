@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dptrees._core import _histogram
 from dptrees._importances import ensemble_importances
+from dptrees._sources._heap import empty_tree
 from dptrees._sources._rows import start_scores
 from dptrees._prediction import MostProbableClassMixin
 from dptrees._tree_structure import Tree
@@ -36,8 +37,7 @@ def draw_random_structure(rng, n_features, n_bins, depth, prior=None):
     feature, bin_threshold : int32 arrays of length ``2**(depth + 1) - 1`` (-1 at leaves)
     """
     n_internal = 2**depth - 1
-    feature = np.full(2 * n_internal + 1, -1, dtype=np.int32)
-    bin_threshold = np.full(2 * n_internal + 1, -1, dtype=np.int32)
+    feature, bin_threshold = empty_tree(depth)
     if prior is None:
         feature[:n_internal] = rng.integers(n_features, size=n_internal)
         bin_threshold[:n_internal] = rng.integers(n_bins - 1, size=n_internal)
