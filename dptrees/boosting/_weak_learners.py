@@ -9,13 +9,16 @@ records; the leaf totals move by at most ``weight_bound`` in L1. The proof: "Pri
 proofs, DP AdaBoost" in the documentation (``docs/proofs/adaboost.rst``).
 """
 
+from functools import partial
 import math
 
 import numpy as np
 
 from dptrees._sources._blockwise import BlockwiseTreeRows
+from dptrees._sources._heap import empty_tree, level_nodes
 from dptrees._sources._rows import TreeTargets, heap_routing
 from dptrees._tree_structure import Tree
+from dptrees.boosting._grower import SelectedSplits, grow
 from dptrees.boosting._trees import heap_children
 from dptrees.mechanisms import laplace_mechanism, permute_and_flip
 from dptrees.validation import (  # weights are multiples of the grid (see above)
@@ -79,7 +82,8 @@ class WeightedTree(Tree):
         noisy_totals = np.asarray(noisy_totals, dtype=np.float64)
         n_internal = len(feature)
         max_depth = int(round(math.log2(n_internal + 1)))
-        heap_feature, heap_bin = _heap_arrays(feature, bin_threshold)
+        heap_feature, heap_bin = empty_tree(max_depth)
+        heap_feature[:n_internal], heap_bin[:n_internal] = feature, bin_threshold
         left, right = heap_children(max_depth)
         n_nodes = left.shape[0]
         value = np.full((n_nodes, noisy_totals.shape[1]), np.nan)
@@ -139,14 +143,6 @@ class WeightedTree(Tree):
         wrong = float(totals.sum() - correct)
         total = correct + wrong
         return (wrong / total if total > 0 else float("nan")), correct, wrong
-
-
-def _heap_arrays(feature, bin_threshold):
-    """int32 heap arrays of a complete tree (leaves: -1) from its internal nodes'."""
-    n_internal = len(feature)
-    full = np.full((2, 2 * n_internal + 1), -1, dtype=np.int32)
-    full[0, :n_internal], full[1, :n_internal] = feature, bin_threshold
-    return full[0], full[1]
 
 
 # Block functions of :class:`WeightedRows` (run where a block lives: a thread, a Dask
@@ -248,29 +244,36 @@ class WeightedRows:
                                                    self.units],
                                tree=tree, factor=factor, lower=lower, upper=upper)
 
-    def class_statistics(self, feature, bin_threshold, level):
-        """Weighted class histograms of the nodes of ``level`` (all of them) of a complete
-        tree split above it, shape ``(2**level, n_features, n_bins, n_classes)``: float64,
-        exact."""
-        hist, _ = self._statistics(feature, bin_threshold, level, histograms=True)
-        return hist[..., 1:] * WEIGHT_GRID
+    # -- the rows interface of :func:`dptrees.boosting._grower.grow` ---------------------
 
-    def leaf_totals(self, feature, bin_threshold, depth):
-        """Weighted class totals of the leaves of a complete tree of ``depth``, shape
-        ``(2**depth, n_classes)``: float64, exact."""
-        _, totals = self._statistics(feature, bin_threshold, depth, histograms=False)
-        return totals[:, 1:] * WEIGHT_GRID
-
-    def _statistics(self, feature, bin_threshold, level, histograms):
-        """Exact weighted ``(histograms, totals)`` of all nodes of ``level``: one of the
-        two, the other empty."""
-        nodes = heap_routing(feature, bin_threshold, level,
-                             np.arange(2**level - 1, 2 ** (level + 1) - 1))
-        none = heap_routing(feature, bin_threshold, level, [])
+    def start_tree(self, feature, bin_threshold):
+        """A weak learner whose heap arrays will be filled level by level: its records
+        count with their current weights."""
         units = (self.units if self.user is None else
                  self.source._keep(_weighted_units, [self.units, self.user]))
-        rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, units)
-        return rows.statistics(nodes, none) if histograms else rows.statistics(none, nodes)
+        self.feature, self.bin_threshold = feature, bin_threshold
+        self._tree_rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, units)
+
+    def histograms(self, level, nodes):
+        """Exact weighted class histograms of ``nodes`` of ``level``, shape
+        ``(len(nodes), n_features, n_bins, n_classes)``: float64, exact."""
+        hist, _ = self._statistics(level, nodes, [])
+        return hist[..., 1:] * WEIGHT_GRID
+
+    def split(self, level):
+        """The nodes of ``level`` have their splits (the statistics route through them)."""
+
+    def leaf_sums(self):
+        """Exact weighted class totals of the tree's leaves, shape ``(2**depth,
+        n_classes)``: float64, exact."""
+        depth = int(np.log2(self.feature.shape[0] + 1)) - 1
+        _, totals = self._statistics(depth, [], level_nodes(depth))
+        return totals[:, 1:] * WEIGHT_GRID
+
+    def _statistics(self, level, hist_nodes, total_nodes):
+        """Exact weighted ``(histograms, totals)`` of nodes of ``level``."""
+        route = partial(heap_routing, self.feature, self.bin_threshold, level)
+        return self._tree_rows.statistics(route(hist_nodes), route(total_nodes))
 
 
 def _best_split_utilities(hist):
@@ -314,19 +317,16 @@ def fit_weighted_tree(rows, *, max_depth, weight_bound, epsilon_split, epsilon_l
     -------
     WeightedTree
     """
-    n_bins = rows.n_bins
+    def select(i, utilities):
+        return permute_and_flip(utilities.ravel(), sensitivity=weight_bound,
+                                epsilon=epsilon_split, monotonic=True,
+                                random_state=random_state)
+
+    feature, bin_threshold = empty_tree(max_depth)
+    rows.start_tree(feature, bin_threshold)
+    grow(feature, bin_threshold,
+         [SelectedSplits(_best_split_utilities, select, rows.n_bins)] * max_depth, rows)
+    noisy = laplace_mechanism(rows.leaf_sums(), sensitivity=weight_bound,
+                              epsilon=epsilon_leaf, random_state=random_state)
     n_internal = 2**max_depth - 1
-    feature, bin_threshold = _heap_arrays(np.zeros(n_internal), np.zeros(n_internal))
-    for level in range(max_depth):
-        hist = rows.class_statistics(feature, bin_threshold, level)
-        utilities = _best_split_utilities(hist).reshape(hist.shape[0], -1)
-        first = 2**level - 1  # heap index of the level's first node
-        for j in range(hist.shape[0]):  # disjoint nodes: parallel composition
-            choice = permute_and_flip(utilities[j], sensitivity=weight_bound,
-                                      epsilon=epsilon_split, monotonic=True,
-                                      random_state=random_state)
-            feature[first + j], bin_threshold[first + j] = divmod(int(choice), n_bins - 1)
-    totals = rows.leaf_totals(feature, bin_threshold, max_depth)
-    noisy = laplace_mechanism(totals, sensitivity=weight_bound, epsilon=epsilon_leaf,
-                              random_state=random_state)
     return WeightedTree(feature[:n_internal], bin_threshold[:n_internal], noisy, binner)
