@@ -29,6 +29,7 @@ from dptrees._docs import estimator_doc
 from dptrees.privacy.report import CLIENT, RECORD, ledger_entry
 from dptrees._progress import Progress
 from dptrees._sources import _rows
+from dptrees._sources._heap import empty_tree
 from dptrees.federated._client_rows import ClientRows
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
@@ -36,12 +37,8 @@ from dptrees.exceptions import EarlyStopWarning
 from dptrees._random import check_random_state
 from dptrees.boosting._gradient import BOOSTED_TREE_CONSTRAINTS, _BaseDPGradientBoosting
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
-from dptrees.boosting._trees import (
-    BoostedClassifierMixin,
-    BoostedRegressorMixin,
-    draw_random_structure,
-    full_tree,
-)
+from dptrees.boosting._grower import RandomSplits, grow
+from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.federated._protocol import (
     AdaptiveClip,
     DPAggregator,
@@ -304,8 +301,10 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         for round_ in range(self.n_estimators):
             if not aggregator.can_run_round():
                 break
-            structures = [draw_random_structure(rng_structure, n_features, self.n_bins, depth)
-                          for _ in range(n_outputs)]
+            # random trees, grown without the data; their leaves are the round's release
+            structures = [grow(*empty_tree(depth), [RandomSplits(
+                rng_structure, n_features, self.n_bins, depth)] * depth)
+                for _ in range(n_outputs)]
             rows.sync(model)
             noisy, s = run_round("tree", lambda sampled: rows.tree_updates(
                 sampled, structures, loss, fixed, hessian_weight), dimension)
