@@ -18,6 +18,7 @@ is taken as parent minus sibling follows the released noisy counts only.
 import numpy as np
 
 from dptrees._core._builder import renumber_depth_first
+from dptrees._sources._heap import SiblingHistograms
 from dptrees._sources._rows import Routing
 
 __all__ = ["grow_from_statistics"]
@@ -32,10 +33,10 @@ class _Nodes:
 
     def __init__(self, width):
         self.feature, self.bin_threshold, self.left, self.right = [], [], [], []
-        self.depth, self.noisy_count, self.value = [], [], []
+        self.depth, self.noisy_count, self.value, self.parent = [], [], [], []
         self.width = width
 
-    def add(self, depth, noisy_count):
+    def add(self, depth, noisy_count, parent=-1):
         self.feature.append(-1)
         self.bin_threshold.append(-1)
         self.left.append(-1)
@@ -43,7 +44,17 @@ class _Nodes:
         self.depth.append(depth)
         self.noisy_count.append(noisy_count)
         self.value.append(np.full(self.width, np.nan))
+        self.parent.append(parent)
         return len(self.feature) - 1
+
+    def sibling(self, v):
+        u = self.parent[v]
+        return self.left[u] + self.right[u] - v
+
+    def smaller_child(self, u):
+        """The child of ``u`` with the smaller released count (the left on ties)."""
+        left, right = self.left[u], self.right[u]
+        return left if self.noisy_count[left] <= self.noisy_count[right] else right
 
     def __len__(self):
         return len(self.feature)
@@ -107,14 +118,13 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
     nodes = _Nodes(builder.value_width)
     root = nodes.add(0, builder.noisy_root_count(noise[0], rows.n_rows))
     level = np.array([root])
-    # Histograms kept from the previous level for its nodes that split: node -> row.
-    parent_hist, parent_row = None, {}
-    parents = []  # the nodes that split at the previous level
+    # The histograms kept from the previous level, of its nodes that split.
+    kept = SiblingHistograms(nodes.parent.__getitem__, nodes.sibling)
     depth = 0
     while len(level):
         counts = np.array([nodes.noisy_count[v] for v in level])
         splittable = builder.plan_level(depth, counts)
-        split_nodes = level[splittable]
+        split_nodes = level[splittable].tolist()
         candidates = (None, None)
         if not greedy:
             candidates = builder.draw_candidates(candidate_streams[depth], len(split_nodes),
@@ -122,49 +132,30 @@ def grow_from_statistics(builder, rows, noise_rng, candidate_rng):
         # Of two children one of which is splittable, measure the one with the smaller
         # released count (the left on ties) and take the other as parent minus it, if
         # the parent's histograms were kept; measure every other splittable node.
-        is_splittable = set(split_nodes.tolist())
-        derived = {}  # node -> (its parent, its measured sibling)
-        for u in parents:
-            left, right = nodes.left[u], nodes.right[u]
-            if u in parent_row and (left in is_splittable or right in is_splittable):
-                small, other = ((left, right) if nodes.noisy_count[left]
-                                <= nodes.noisy_count[right] else (right, left))
-                derived[other] = (u, small)
-        measured = list(dict.fromkeys(
-            [small for _, small in derived.values()]
-            + [v for v in split_nodes.tolist() if v not in derived]))
-        row_of_measured = {v: i for i, v in enumerate(measured)}
-        leaves = level[~splittable]
-        hist, totals_of_leaves = _measure(rows, nodes, measured, leaves)
-        level_hist = np.empty((len(split_nodes),) + hist.shape[1:], dtype=np.int64)
-        for j, v in enumerate(split_nodes.tolist()):
-            if v in row_of_measured:
-                level_hist[j] = hist[row_of_measured[v]]
-            else:
-                u, small = derived[v]
-                level_hist[j] = parent_hist[parent_row[u]] - hist[row_of_measured[small]]
+        measured = kept.to_measure(split_nodes, nodes.smaller_child)
+        hist, totals_of_leaves = _measure(rows, nodes, measured, level[~splittable])
+        level_hist = kept.complete(split_nodes, measured, hist)
         del hist
         totals = np.zeros((len(level), rows.width), dtype=np.int64)
         totals[~splittable] = totals_of_leaves
         feature, bin_threshold, left_count, right_count, value = builder.decide_level(
             noise[depth], depth, counts, totals, level_hist, *candidates)
-        following, parents = [], []
+        following = []
         for i, v in enumerate(level.tolist()):
             if feature[i] < 0:
                 nodes.value[v] = np.atleast_1d(value[i])
                 continue
             nodes.feature[v], nodes.bin_threshold[v] = int(feature[i]), int(bin_threshold[i])
-            a = nodes.add(depth + 1, float(left_count[i]))
-            b = nodes.add(depth + 1, float(right_count[i]))
+            a = nodes.add(depth + 1, float(left_count[i]), v)
+            b = nodes.add(depth + 1, float(right_count[i]), v)
             nodes.left[v], nodes.right[v] = a, b
-            parents.append(v)
             following += [a, b]
-        kept = [j for j, v in enumerate(split_nodes.tolist()) if nodes.left[v] != -1]
-        if len(kept) * _histogram_bytes(rows) <= MAX_HISTOGRAM_BYTES:
-            parent_hist = level_hist[kept]
-            parent_row = {int(split_nodes[j]): r for r, j in enumerate(kept)}
+        split = [j for j, v in enumerate(split_nodes) if nodes.left[v] != -1]
+        if len(split) * _histogram_bytes(rows) <= MAX_HISTOGRAM_BYTES:
+            kept.keep(zip([split_nodes[j] for j in split], level_hist[split]))
         else:
-            parent_hist, parent_row = None, {}
+            kept.keep({})
+        del level_hist
         level = np.array(following, dtype=np.intp)
         depth += 1
     return nodes.arrays()

@@ -222,7 +222,7 @@ class ArrayBoostingRows:
             stats = _rows.clip_active(self.stats.copy(), self.codes, active_clip)
             return np.stack([self._histogram(self._node_rows(v), stats) for v in nodes])
         measured = self.exact.to_measure(nodes, self._smaller_child)
-        return np.stack(self.exact.complete(nodes, measured, self._measure(level, measured)))
+        return self.exact.complete(nodes, measured, self._measure(level, measured))
 
     def _node_rows(self, node):
         return self.rows[self.starts[node]:self.stops[node]]
@@ -239,13 +239,15 @@ class ArrayBoostingRows:
         to its node (a node's rows are spread over the whole array below the root, so
         reading them node by node would read most of it once per node)."""
         n_rows = int(sum(self.stops[v] - self.starts[v] for v in nodes))
+        if not nodes:
+            return np.zeros((0, self.n_features, self.n_bins, 2), dtype=np.int64)
         if level == 0 or self.sampled or 8 * n_rows < self.rows.shape[0]:
-            return [self._histogram(self._node_rows(v), self.stats) for v in nodes]
+            return np.stack([self._histogram(self._node_rows(v), self.stats) for v in nodes])
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
         parts = self._run(_rows.block_histogram, [
             (self.codes[a:b], np.ascontiguousarray(self.stats[:, a:b]), routing, self.n_bins)
             for a, b in self.row_blocks])
-        return list(sum(parts[1:], parts[0]))
+        return sum(parts[1:], parts[0])
 
     def leaf_sums(self):
         n_internal = (self.feature.shape[0] - 1) // 2

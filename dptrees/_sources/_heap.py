@@ -50,10 +50,13 @@ class SiblingHistograms:
 
     Ask :meth:`to_measure` which nodes must be measured for the wanted ``nodes``, measure
     (or release) those, and :meth:`complete` gives every wanted node's histogram; those
-    are kept for the next request (the level below, or the same level again).
+    are kept for the next request (the level below, or the same level again), or those
+    of :meth:`keep`. ``parent`` and ``sibling`` map a node id to its parent's (any id
+    not kept for the root) and to its sibling's: the heap's by default.
     """
 
-    def __init__(self):
+    def __init__(self, parent=parent, sibling=sibling):
+        self.parent, self.sibling = parent, sibling
         self.known = {}  # node -> its histogram, from the last request
 
     def to_measure(self, nodes, child_to_measure):
@@ -66,21 +69,29 @@ class SiblingHistograms:
         for v in nodes:
             if v in known:
                 continue
-            if v and parent(v) in known:
-                if sibling(v) not in known:
-                    measured.add(child_to_measure(parent(v)))
+            if self.parent(v) in known:
+                if self.sibling(v) not in known:
+                    measured.add(child_to_measure(self.parent(v)))
             else:
                 measured.add(v)
         return sorted(measured)
 
     def complete(self, nodes, measured, histograms):
-        """The histograms of ``nodes`` (a list), given those of ``measured``
-        (:meth:`to_measure`'s nodes, in its order): each known, measured, or its
-        parent's minus its sibling's. They are kept for the next request."""
+        """The histograms of ``nodes``, one array ``(len(nodes), ...)``, given the array
+        ``histograms`` of ``measured`` (:meth:`to_measure`'s nodes, in its order): each
+        known, measured, or its parent's minus its sibling's. They are kept for the next
+        request."""
         known = dict(self.known)
         known.update(zip(measured, histograms))
-        for v in nodes:
-            if v not in known:
-                known[v] = known[parent(v)] - known[sibling(v)]
-        self.known = {v: known[v] for v in nodes}
-        return [self.known[v] for v in nodes]
+        out = np.empty((len(nodes),) + histograms.shape[1:], dtype=histograms.dtype)
+        for j, v in enumerate(nodes):
+            if v in known:
+                out[j] = known[v]
+            else:
+                np.subtract(known[self.parent(v)], known[self.sibling(v)], out=out[j])
+        self.known = dict(zip(nodes, out))
+        return out
+
+    def keep(self, histograms):
+        """Keep ``histograms`` (node -> its histogram) for the next request instead."""
+        self.known = dict(histograms)

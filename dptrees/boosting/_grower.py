@@ -121,7 +121,7 @@ class PrivateHistogramSplits:
         measured = self.noisy.to_measure(nodes, self.measured_child.__getitem__)
         released = self.release(rows.histograms(level, measured))
         features, bins = [], []
-        for node, hist in zip(nodes, self.noisy.complete(list(nodes), measured, released)):
+        for node, hist in zip(nodes, self.noisy.complete(nodes, measured, released)):
             f, b, mass_left, mass_right = self._best_split(hist)
             features.append(f)
             bins.append(b)
