@@ -67,13 +67,12 @@ class SiblingHistograms:
         known = self.known
         measured = set()
         for v in nodes:
-            if v in known:
+            if v in known or v in measured:
                 continue
-            if self.parent(v) in known:
-                if self.sibling(v) not in known:
-                    measured.add(child_to_measure(self.parent(v)))
-            else:
+            if self.parent(v) not in known:
                 measured.add(v)
+            elif self.sibling(v) not in known and self.sibling(v) not in measured:
+                measured.add(child_to_measure(self.parent(v)))  # once per parent
         return sorted(measured)
 
     def complete(self, nodes, measured, histograms):

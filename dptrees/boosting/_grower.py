@@ -24,9 +24,10 @@ totals, a federated aggregate). The compiled greedy builder of the DP decision t
 
 Privacy: nothing here reads a row or draws noise. The releases and selections are the
 callables each estimator passes to its policies, stated with their sensitivities in the
-estimator's module (:mod:`dptrees.boosting._gradient`, :mod:`dptrees.boosting._weak_learners`);
-what the policies do with their outputs is post-processing, and which child of a node is
-measured at a private level follows released values only.
+estimator's module (:mod:`dptrees.boosting._gradient`,
+:mod:`dptrees.boosting._weak_learners`); what the policies do with their outputs is
+post-processing, and which child of a node is measured at a private level follows
+released values only.
 """
 
 import numpy as np
@@ -125,7 +126,9 @@ class PrivateHistogramSplits:
             f, b, mass_left, mass_right = self._best_split(hist)
             features.append(f)
             bins.append(b)
-            self.measured_child[node] = 2 * node + 1 if mass_left <= mass_right else 2 * node + 2
+            # the child with the smaller noisy Hessian mass is measured at the next level
+            self.measured_child[node] = (2 * node + 1 if mass_left <= mass_right
+                                         else 2 * node + 2)
         return features, bins
 
     def _best_split(self, hist):
