@@ -12,6 +12,7 @@ fitted model, are the same bit for bit whatever the blocks and wherever they run
 import numpy as np
 
 from dptrees._sources import _rows
+from dptrees._sources._heap import level_nodes
 from dptrees.data.domains import check_classes
 
 __all__ = ["add_up", "BlockwiseSource", "BlockwiseBoostingRows", "BlockwiseTreeRows"]
@@ -202,8 +203,8 @@ class BlockwiseBoostingRows:
 
     def leaf_sums(self):
         depth = int(np.log2(self.feature.shape[0] + 1)) - 1
-        leaves = np.arange(2**depth - 1, 2 ** (depth + 1) - 1)
-        routing = _rows.heap_routing(self.feature, self.bin_threshold, depth, leaves)
+        routing = _rows.heap_routing(self.feature, self.bin_threshold, depth,
+                                     level_nodes(depth))
         src = self.source
         return src._sum(_sums_of_block,
                         [src.code_blocks, src.label_blocks, self.raw, self.packed],
