@@ -78,8 +78,11 @@ class SiblingHistograms:
     def complete(self, nodes, measured, histograms):
         """The histograms of ``nodes``, one array ``(len(nodes), ...)``, given the array
         ``histograms`` of ``measured`` (:meth:`to_measure`'s nodes, in its order): each
-        known, measured, or its parent's minus its sibling's. They are kept for the next
-        request."""
+        known, measured, or its parent's minus its sibling's (``histograms`` itself when
+        they are all measured). They are kept for the next request."""
+        if list(measured) == list(nodes):  # nothing to derive
+            self.known = dict(zip(nodes, histograms))
+            return histograms
         known = dict(self.known)
         known.update(zip(measured, histograms))
         out = np.empty((len(nodes),) + histograms.shape[1:], dtype=histograms.dtype)
