@@ -324,3 +324,27 @@ def test_dask_bad_partition_raises_before_anything_is_spent(dask_client):
     with pytest.raises(ValueError, match="infinity.*block of rows starting at row 500"):
         est.fit(da.from_array(X, chunks=(100, P)), y)
     assert acc.spent == (0.0, 0.0)
+
+
+def test_every_source_keeps_the_row_source_protocol(tmp_path):
+    # the methods estimators call on their rows are the protocol's, with public names
+    from dptrees._sources import BlockwiseRowSource, RowSource, open_source
+
+    X = np.random.default_rng(0).random((40, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    disk = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=float,
+                                     shape=X.shape)
+    disk[:] = X
+    in_memory, blocks = open_source(X, y), open_source(disk, y)
+    for source in (in_memory, blocks):
+        assert isinstance(source, RowSource), type(source)
+        source.close()
+    assert not isinstance(in_memory, BlockwiseRowSource)
+    assert isinstance(blocks, BlockwiseRowSource)
+    pytest.importorskip("dask")
+    from dptrees._sources._dask import DaskSource  # needs a cluster to open: its class
+
+    protocol = {name for name in dir(BlockwiseRowSource) if not name.startswith("_")}
+    assert {"keep_blocks", "gather_blocks", "sum_blocks"} <= protocol
+    assert all(hasattr(DaskSource, name) for name in protocol - {
+        "n_samples", "n_features", "weights"})  # set by the constructor

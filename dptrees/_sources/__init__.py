@@ -13,6 +13,10 @@ is the same from every source. No source adds noise or releases anything.
   large to copy, read block by block (:class:`Blocks` chooses the block size);
 * :class:`~dptrees._sources._dask.DaskSource`: Dask arrays and dataframes, statistics
   computed on the workers.
+
+Each is a :class:`~dptrees._sources._protocol.RowSource` (the block sources also a
+:class:`~dptrees._sources._protocol.BlockwiseRowSource`): the methods an estimator may
+call on its rows, with public names.
 """
 
 import numpy as np
@@ -23,9 +27,11 @@ from dptrees.data.domains import check_bounds, check_y_bounds
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
 from dptrees._sources._parquet import Parquet
+from dptrees._sources._protocol import BlockwiseRowSource, RowSource
 
-__all__ = ["ArraySource", "BlockSource", "Blocks", "Parquet", "encode_regression_targets",
-           "is_blockwise", "open_source", "public_binner"]
+__all__ = ["ArraySource", "BlockSource", "Blocks", "BlockwiseRowSource", "Parquet",
+           "RowSource", "encode_regression_targets", "is_blockwise", "open_source",
+           "public_binner"]
 
 
 class Blocks:
@@ -93,7 +99,7 @@ def encode_regression_targets(source, y_bounds):
     return checked
 
 
-def open_source(X, y, *, n_jobs=1, sample_weight=None):
+def open_source(X, y, *, n_jobs=1, sample_weight=None) -> RowSource:
     """The source of rows for ``fit(X, y)``: Dask collections on Dask, memmaps,
     :class:`Blocks` and :class:`Parquet` files in blocks on ``n_jobs`` threads, anything
     else in memory (``n_jobs`` blocks of rows for the estimators that run on blocks).

@@ -33,7 +33,7 @@ class ArraySource:
 
     For the estimators that read per-record state block by block (the interface of
     :class:`~dptrees._sources._blockwise.BlockwiseSource`: ``code_blocks``,
-    ``label_blocks``, ``_keep``, ``_reduce``, ``_sum``), the rows are ``n_jobs`` blocks of
+    ``label_blocks``, ``keep_blocks``, ``gather_blocks``, ``sum_blocks``), the rows are ``n_jobs`` blocks of
     consecutive rows, views of the arrays, run on ``n_jobs`` threads.
 
     ``sample_weight``: each record's weight in [0, 1] (None: 1 each), which scales the
@@ -73,12 +73,12 @@ class ArraySource:
             return None
         return [self.weights[a:b] for a, b in self.row_blocks]
 
-    def _keep(self, fn, columns, spill=False, **common):
+    def keep_blocks(self, fn, columns, spill=False, **common):
         return list(map_blocks(fn, columns, common, self.n_jobs))
 
-    _reduce = _keep
+    gather_blocks = keep_blocks
 
-    def _sum(self, fn, columns, **common):
+    def sum_blocks(self, fn, columns, **common):
         return add_up(map_blocks(fn, columns, common, self.n_jobs))
 
     def close(self):

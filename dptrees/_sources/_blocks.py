@@ -102,13 +102,13 @@ class BlockSource(BlockwiseSource):
     def _map(self, fn, columns, common):
         return map_blocks(fn, columns, common, self.n_jobs, load=_load)
 
-    def _reduce(self, fn, columns, **common):
+    def gather_blocks(self, fn, columns, **common):
         return list(self._map(fn, columns, common))
 
-    def _sum(self, fn, columns, **common):
+    def sum_blocks(self, fn, columns, **common):
         return add_up(self._map(fn, columns, common))
 
-    def _keep(self, fn, columns, spill=False, **common):
+    def keep_blocks(self, fn, columns, spill=False, **common):
         if not spill:
             return list(self._map(fn, columns, common))
         store = None

@@ -5,7 +5,7 @@ partitions of a Dask collection). It never gathers the rows: every step is a fun
 :mod:`dptrees._sources._rows` run on each block where the block lives, either *kept*
 (per-block state such as bin codes or scores stays with the block) or *reduced* (exact
 integer results are added up on the caller's side). Subclasses say only how to run a
-function on every block (:meth:`_keep`, :meth:`_reduce`); the statistics, and so the
+function on every block (:meth:`keep_blocks`, :meth:`gather_blocks`); the statistics, and so the
 fitted model, are the same bit for bit whatever the blocks and wherever they run.
 """
 
@@ -31,9 +31,9 @@ class BlockwiseSource:
 
     Subclasses set ``n_samples``, ``n_features``, ``lengths`` (rows per block),
     ``x_blocks`` and ``y_blocks`` (handles of the raw blocks), and implement
-    ``_keep(fn, columns, spill=False, **common)`` -> per-block handles (``spill``: large
+    ``keep_blocks(fn, columns, spill=False, **common)`` -> per-block handles (``spill``: large
     per-row results that a local source keeps on disk rather than in memory) and
-    ``_reduce(fn, columns, **common)`` -> list of local results, in block order, where
+    ``gather_blocks(fn, columns, **common)`` -> list of local results, in block order, where
     ``columns`` is a list of per-block argument lists.
     """
 
@@ -52,13 +52,13 @@ class BlockwiseSource:
         """Per-block encoded labels or targets (after encoding them)."""
         return self.labels
 
-    def _sum(self, fn, columns, **common):
-        return add_up(self._reduce(fn, columns, **common))
+    def sum_blocks(self, fn, columns, **common):
+        return add_up(self.gather_blocks(fn, columns, **common))
 
     # -- preparation ---------------------------------------------------------------------
 
     def feature_minmax(self):
-        parts = self._reduce(_rows.block_minmax, [self.x_blocks], n_features=self.n_features)
+        parts = self.gather_blocks(_rows.block_minmax, [self.x_blocks], n_features=self.n_features)
         stacked = np.stack(parts)
         return np.stack([stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)])
 
@@ -66,13 +66,13 @@ class BlockwiseSource:
         """Encode the labels against the public ``classes`` (or those found, with a
         ``PrivacyLeakWarning``); returns ``(classes, leak)``."""
         if classes is None:
-            found = np.unique(np.concatenate(self._reduce(_rows.block_unique,
+            found = np.unique(np.concatenate(self.gather_blocks(_rows.block_unique,
                                                           [self.y_blocks])))
             encoding = check_classes(None, found, name=name)
         else:  # validates the public list (and a first block of labels against it)
-            first = self._reduce(_rows.block_head, [self.y_blocks[:1]])[0]
+            first = self.gather_blocks(_rows.block_head, [self.y_blocks[:1]])[0]
             encoding = check_classes(classes, first, name=name)
-        self.labels = self._keep(_rows.block_label_codes, [self.y_blocks], spill=True,
+        self.labels = self.keep_blocks(_rows.block_label_codes, [self.y_blocks], spill=True,
                                  classes=encoding.classes)
         return encoding.classes, encoding.leak
 
@@ -80,25 +80,25 @@ class BlockwiseSource:
         """Targets are validated block by block when they are encoded."""
 
     def target_minmax(self):
-        parts = np.stack(self._reduce(_rows.block_target_minmax, [self.y_blocks]))
+        parts = np.stack(self.gather_blocks(_rows.block_target_minmax, [self.y_blocks]))
         return np.array([parts[:, 0].min(), parts[:, 1].max()])
 
     def encode_regression(self, lower, upper):
         """Store the targets clipped to ``[lower, upper]`` and rescaled to [0, 1]."""
-        self.labels = self._keep(_rows.block_y01, [self.y_blocks], spill=True, lower=lower,
+        self.labels = self.keep_blocks(_rows.block_y01, [self.y_blocks], spill=True, lower=lower,
                                  upper=upper)
 
     def bin(self, binner):
         starts = np.cumsum([0] + list(self.lengths[:-1])).tolist()
-        self.codes = self._keep(_rows.bin_block, [self.x_blocks, starts], spill=True,
+        self.codes = self.keep_blocks(_rows.bin_block, [self.x_blocks, starts], spill=True,
                                 binner=binner, n_features=self.n_features)
         self.x_blocks = None  # the codes are all the fit reads from now on
 
     def class_counts(self, n_classes):
-        return self._sum(_rows.block_class_counts, [self.labels], n_classes=n_classes)
+        return self.sum_blocks(_rows.block_class_counts, [self.labels], n_classes=n_classes)
 
     def target_fixed_sum(self, scale):
-        return int(self._sum(_rows.block_fixed_units, [self.labels], scale=scale))
+        return int(self.sum_blocks(_rows.block_fixed_units, [self.labels], scale=scale))
 
     def record_count(self):
         return self.n_samples
@@ -108,7 +108,7 @@ class BlockwiseSource:
         for the federated simulation, which keeps its records sorted by client. Only
         the one-byte bin codes and the encoded labels are gathered, never the
         float64 features."""
-        return tuple(np.concatenate(self._reduce(np.array, [blocks]))
+        return tuple(np.concatenate(self.gather_blocks(np.array, [blocks]))
                      for blocks in (self.codes, self.labels))
 
     def boosting_rows(self, loss, fixed, init, n_bins, n_jobs=1, executor=None):
@@ -175,11 +175,11 @@ class BlockwiseBoostingRows:
         self.loss = loss
         self.fixed = fixed
         self.n_bins = n_bins
-        self.raw = source._keep(_rows.start_scores, [source.code_blocks], init=init)
+        self.raw = source.keep_blocks(_rows.start_scores, [source.code_blocks], init=init)
         self.pending = None
 
     def start_batch(self):
-        self.pending = self.source._keep(_zeros_like, [self.raw])
+        self.pending = self.source.keep_blocks(_zeros_like, [self.raw])
 
     def start_tree(self, k, feature, bin_threshold, sample_rng=None, probability=None):
         self.spec = _rows.GradientSpec(self.loss, self.fixed, k)
@@ -196,7 +196,7 @@ class BlockwiseBoostingRows:
     def histograms(self, level, nodes, active_clip=None):
         routing = _rows.heap_routing(self.feature, self.bin_threshold, level, nodes)
         src = self.source
-        return src._sum(_histogram_of_block,
+        return src.sum_blocks(_histogram_of_block,
                         [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing, n_bins=self.n_bins,
                         active_clip=active_clip)
@@ -206,17 +206,17 @@ class BlockwiseBoostingRows:
         routing = _rows.heap_routing(self.feature, self.bin_threshold, depth,
                                      level_nodes(depth))
         src = self.source
-        return src._sum(_sums_of_block,
+        return src.sum_blocks(_sums_of_block,
                         [src.code_blocks, src.label_blocks, self.raw, self.packed],
                         spec=self.spec, routing=routing)
 
     def add_tree(self, k, tree, values, step):
-        self.pending = self.source._keep(_add_tree, [self.source.code_blocks, self.pending],
+        self.pending = self.source.keep_blocks(_add_tree, [self.source.code_blocks, self.pending],
                                          k=k, tree=tree, step=step,
                                          inplace=self.source.inplace)
 
     def end_batch(self):
-        self.raw = self.source._keep(_add, [self.raw, self.pending],
+        self.raw = self.source.keep_blocks(_add, [self.raw, self.pending],
                                      inplace=self.source.inplace)
         self.pending = None
 
@@ -251,7 +251,7 @@ class BlockwiseTreeRows:
 
     def statistics(self, routing, totals_routing):
         src = self.source
-        flat = src._sum(_rows.block_tree_statistics,
+        flat = src.sum_blocks(_rows.block_tree_statistics,
                         [src.code_blocks, src.label_blocks, self.weights], spec=self.spec,
                         part=self.part, routing=routing, totals_routing=totals_routing,
                         n_bins=self.n_bins)

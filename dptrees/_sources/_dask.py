@@ -80,7 +80,7 @@ class DaskSource(BlockwiseSource):
     def _submit(self, fn, columns, common):
         return [self.client.submit(fn, *args, pure=False, **common) for args in zip(*columns)]
 
-    def _keep(self, fn, columns, spill=False, **common):
+    def keep_blocks(self, fn, columns, spill=False, **common):
         """Per-partition results left on the workers; waited for, so that an error in a
         partition (bad data) is raised here, before anything is released."""
         from distributed import wait
@@ -92,10 +92,10 @@ class DaskSource(BlockwiseSource):
                 future.result()
         return futures
 
-    def _reduce(self, fn, columns, **common):
+    def gather_blocks(self, fn, columns, **common):
         return self.client.gather(self._submit(fn, columns, common))
 
-    def _sum(self, fn, columns, **common):
+    def sum_blocks(self, fn, columns, **common):
         """The partitions' exact integer results added up on the workers, in a tree of
         fan-in :data:`_FAN_IN`: one result comes back, whatever the partitions."""
         futures = self._submit(fn, columns, common)

@@ -123,27 +123,27 @@ class CyclicRows:
     def __init__(self, source, loss, init, n_bins):
         self.source = source
         self.n_bins = n_bins
-        self.targets = source._keep(_rows.loss_targets, [source.label_blocks], loss=loss)
-        self.raw = source._keep(_start_scores_by_row, [source.code_blocks], init=init)
+        self.targets = source.keep_blocks(_rows.loss_targets, [source.label_blocks], loss=loss)
+        self.raw = source.keep_blocks(_start_scores_by_row, [source.code_blocks], init=init)
         self.filters = None
 
     def capped_active_features(self, cap):
         """Exact sum over records of the features outside bin 0, each capped at ``cap``."""
-        return int(self.source._sum(_capped_active_features, [self.source.code_blocks],
+        return int(self.source.sum_blocks(_capped_active_features, [self.source.code_blocks],
                                     cap=cap))
 
     def start_cycle(self, budget):
         """Every record gets a fresh filter with zCDP budget ``budget``."""
-        self.filters = self.source._keep(_new_filter, [self.source.code_blocks],
+        self.filters = self.source.keep_blocks(_new_filter, [self.source.code_blocks],
                                          budget=budget)
 
     def _release(self, fn, columns, **common):
         src = self.source
         if src.weight_blocks is not None:  # rows in memory with sample weights
             columns = columns + [src.weight_blocks]
-        pairs = src._keep(fn, columns, inplace=src.inplace, **common)
-        self.filters = src._keep(_item, [pairs], i=0)
-        return src._sum(_item, [pairs], i=1)
+        pairs = src.keep_blocks(fn, columns, inplace=src.inplace, **common)
+        self.filters = src.keep_blocks(_item, [pairs], i=0)
+        return src.sum_blocks(_item, [pairs], i=1)
 
     def feature_sums(self, cost, k, feature):
         """Exact ``(n_bins, 2)`` int64 sums of output ``k``'s ``(g, h)`` of the records the
@@ -161,10 +161,10 @@ class CyclicRows:
     def add_feature_scores(self, feature, updates):
         """Add ``updates[k][b]`` to output ``k``'s score of the records in bin ``b``."""
         src = self.source
-        self.raw = src._keep(_add_feature_scores, [src.code_blocks, self.raw],
+        self.raw = src.keep_blocks(_add_feature_scores, [src.code_blocks, self.raw],
                              feature=feature, updates=updates, inplace=src.inplace)
 
     def add_constants(self, updates):
         """Add ``updates[k]`` to every record's output ``k``."""
-        self.raw = self.source._keep(_add_constants, [self.raw], updates=updates,
+        self.raw = self.source.keep_blocks(_add_constants, [self.raw], updates=updates,
                                      inplace=self.source.inplace)

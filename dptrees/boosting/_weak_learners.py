@@ -213,16 +213,16 @@ class WeightedRows:
         self.n_bins = n_bins
         self._spec = TreeTargets(mse=False, fixed_scale=1.0, n_target_bins=0,
                                  width=1 + n_classes)
-        self.units = source._keep(_constant_units, [source.code_blocks],
+        self.units = source.keep_blocks(_constant_units, [source.code_blocks],
                                   weight=initial_weight)
         self.user = (None if source.weight_blocks is None
-                     else source._keep(weight_units, [source.weight_blocks]))
+                     else source.keep_blocks(weight_units, [source.weight_blocks]))
 
     def extremes(self):
         """``(largest, smallest)`` weight of the records of positive sample weight (exact;
         for the noisy weight range only)."""
         columns = [self.units] if self.user is None else [self.units, self.user]
-        parts = np.stack(self.source._reduce(_units_extremes, columns))
+        parts = np.stack(self.source.gather_blocks(_units_extremes, columns))
         return float(parts[:, 0].max()), float(parts[:, 1].min())
 
     def total_units(self):
@@ -233,14 +233,14 @@ class WeightedRows:
     def rescale(self, low, high, lower, upper):
         """Clip every weight into ``[low, high]``, divide by ``high``, round to the grid and
         clip into ``[lower, upper]`` (public numbers)."""
-        self.units = self.source._keep(_rescaled_units, [self.units], low=low, high=high,
+        self.units = self.source.keep_blocks(_rescaled_units, [self.units], low=low, high=high,
                                        lower=lower, upper=upper)
 
     def reweight(self, tree, factor, lower, upper):
         """Multiply the weights of the records ``tree`` classifies correctly by ``factor``,
         round to the grid and clip into ``[lower, upper]``."""
         src = self.source
-        self.units = src._keep(_reweighted_units, [src.code_blocks, src.label_blocks,
+        self.units = src.keep_blocks(_reweighted_units, [src.code_blocks, src.label_blocks,
                                                    self.units],
                                tree=tree, factor=factor, lower=lower, upper=upper)
 
@@ -250,7 +250,7 @@ class WeightedRows:
         """A weak learner whose heap arrays will be filled level by level: its records
         count with their current weights."""
         units = (self.units if self.user is None else
-                 self.source._keep(_weighted_units, [self.units, self.user]))
+                 self.source.keep_blocks(_weighted_units, [self.units, self.user]))
         self.feature, self.bin_threshold = feature, bin_threshold
         self._tree_rows = BlockwiseTreeRows(self.source, self._spec, self.n_bins, units)
 

@@ -16,7 +16,12 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from dptrees._parallel import n_threads
-from dptrees._sources import encode_regression_targets, open_source, public_binner
+from dptrees._sources import (
+    RowSource,
+    encode_regression_targets,
+    open_source,
+    public_binner,
+)
 from dptrees.data.binning import Binner
 from dptrees.data.tables import fit_columns, public_bounds
 
@@ -45,7 +50,7 @@ class Prepared(NamedTuple):
         The public target bounds ``(lower, upper)`` (regression).
     """
 
-    source: object
+    source: RowSource
     binner: Binner
     leaks: list
     classes: object = None
