@@ -284,7 +284,7 @@ def _seed_replay_audit():
             return _replay_matches(fitted.best_estimator_, search, X0, y0)  # guess: D0
         return draw
 
-    return audit_pair(sampler(X0, y0), sampler(X1, y1), n_calibration=20, n_test=40,
+    return audit_pair(sampler(X0, y0), sampler(X1, y1), n_calibration=40, n_test=160,
                       batch=False, alpha=ALPHA, min_count=10, random_state=0)
 
 
