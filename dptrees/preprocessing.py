@@ -120,14 +120,12 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 lower.extend([0.0] * len(categories))
                 upper.extend([1.0] * len(categories))
         self.bounds_ = (np.array(lower), np.array(upper))
-        self.feature_names_out_ = np.array(self._names_out(), dtype=object)
+        names_in = getattr(self, "feature_names_in_", None)
+        self.feature_names_out_ = self._names_out(
+            [f"x{j}" for j in range(self.n_features_in_)] if names_in is None else names_in)
         if X is not None:
             self._encode(X)  # refused now, as transform would refuse it
         return self
-
-    def _column_name(self, j):
-        names = getattr(self, "feature_names_in_", None)
-        return str(names[j]) if names is not None else f"x{j}"
 
     def _codes(self, column, lookup, j):
         values = column
@@ -189,13 +187,16 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _numeric(column, j):
-        if np.iscomplexobj(column) or any(isinstance(v, complex) for v in column
-                                          if column.dtype == object):
-            raise ValueError(f"Complex data not supported: column {j} is numeric in the "
-                             "schema and has complex values")
+        complex_message = (f"Complex data not supported: column {j} is numeric in the "
+                           "schema and has complex values")
+        if np.iscomplexobj(column):
+            raise ValueError(complex_message)
         try:
             numeric = np.asarray(column, dtype=np.float64)
         except (TypeError, ValueError) as exc:
+            # an object column's complex values fail the conversion: say what they are
+            if column.dtype == object and any(isinstance(v, complex) for v in column):
+                raise ValueError(complex_message) from None
             raise type(exc)(f"column {j} is numeric in the schema: {exc}") from exc
         if not np.isfinite(numeric).all():
             raise ValueError(
@@ -217,22 +218,14 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         if len(input_features) != self.n_features_in_:
             raise ValueError(f"input_features should have length equal to the number of "
                              f"features ({self.n_features_in_}), got {len(input_features)}")
-        saved = names_in
-        self.feature_names_in_ = input_features
-        try:
-            return np.array(self._names_out(), dtype=object)
-        finally:
-            if saved is None:
-                del self.feature_names_in_
-            else:
-                self.feature_names_in_ = saved
+        return self._names_out(input_features)
 
-    def _names_out(self):
+    def _names_out(self, columns):
+        """The output names for input columns named ``columns``."""
         names = []
-        for j, lookup in enumerate(self._lookups):
-            column = self._column_name(j)
+        for column, lookup in zip(map(str, columns), self._lookups):
             if lookup is None or self.encoding == "ordinal":
                 names.append(column)
             else:
                 names.extend(f"{column}={c}" for c in lookup)
-        return names
+        return np.array(names, dtype=object)

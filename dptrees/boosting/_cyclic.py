@@ -176,10 +176,9 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                 f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_cycles} cycles is "
                 f"out of the exact samplers' range: {exc}"
             ) from exc
-        accountant.check(epsilon, delta)
         rng_init, rng_order, rng_noise, rng_density = check_random_state(
             self.random_state).spawn(4)
-        accountant.spend(epsilon, delta, label=type(self).__name__)
+        plan.charge(accountant, type(self).__name__)
 
         init, _ = self._initial_score(plan, loss, init_values, n_init_cells, init_budget,
                                       rng_init)

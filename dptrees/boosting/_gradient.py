@@ -366,11 +366,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                         f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees "
                         f"is out of the exact samplers' range: {exc}"
                     ) from exc
-        accountant.check(epsilon, delta)
         rng = check_random_state(self.random_state)
         rng_init, rng_structure, rng_noise = rng.spawn(3)
         rng_sample = rng.spawn(1)[0] if self.subsample is not None else None
-        accountant.spend(epsilon, delta, label=type(self).__name__)
+        plan.charge(accountant, type(self).__name__)
 
         init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
                                                 self._init_budget(plan), rng_init)
