@@ -24,10 +24,10 @@ from sklearn.utils.validation import check_is_fitted
 from dptrees._constraints import AUTO, BOOLEAN, VERBOSE, fraction_or_count, integers, options
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
+from dptrees._lifecycle import run_fit
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress
-from dptrees._random import check_random_state
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees._sources._rows import assign_partitions
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
@@ -160,51 +160,56 @@ class _BaseDPForest(_BaseDPTree):
         -------
         self
         """
-        epsilon = self._check_params()
-        n_trees = self._resolve_n_estimators(epsilon)
-        partition = bool(self.partition)
-        tree_epsilon = epsilon if partition else epsilon / n_trees
-        budget = self._tree_budget(tree_epsilon)
-        accountant = self._resolve_accountant()
+        return run_fit(self, X, y, sample_weight)
+
+    # -- the fit's hooks (dptrees._lifecycle; the data are opened as for one tree) -------
+
+    def _plan_fit(self, fit):
+        """Each tree's budget: the full ``epsilon`` on its own part (``partition``) or
+        ``epsilon / n_estimators`` on all the rows; one pure-epsilon plan."""
+        epsilon = fit.params
+        fit.n_trees = self._resolve_n_estimators(epsilon)
+        fit.tree_epsilon = epsilon if self.partition else epsilon / fit.n_trees
+        fit.budget = self._tree_budget(fit.tree_epsilon)
+        fit.max_features = (None if self._greedy else
+                            resolve_max_features(self.max_features, fit.data.n_features))
+        fit.builder = self._builder(fit.budget, fit.data, fit.max_features)
+        return ReleasePlan("laplace", epsilon, 0.0)
+
+    def _release(self, fit):
+        data, n_trees, partition = fit.data, fit.n_trees, bool(self.partition)
+        if partition:
+            data.partition(n_trees, fit.rng)
+        streams = fit.rng.spawn(n_trees)
         threads = n_threads(self.n_jobs, n_trees)
-        with self._training_data(X, y, n_jobs=n_threads(self.n_jobs),
-                                 sample_weight=sample_weight) as data:
-            max_features = (None if self._greedy
-                            else resolve_max_features(self.max_features, data.n_features))
-            builder = self._builder(budget, data, max_features)
-            rng = check_random_state(self.random_state)
-            if partition:
-                data.partition(n_trees, rng)
-            streams = rng.spawn(n_trees)
-            plan = ReleasePlan("laplace", epsilon, 0.0)
-            plan.charge(accountant, type(self).__name__)
+        # threads left over by the trees go to each tree's statistics
+        per_tree = max(1, n_threads(self.n_jobs) // threads)
+        note = f"{fit.tree_epsilon:g} per tree" + (
+            " on its own part" if partition else f", {fit.params:g} in all")
 
-            # threads left over by the trees go to each tree's statistics
-            per_tree = max(1, n_threads(self.n_jobs) // threads)
+        def grow(k):
+            tree = self._grow(data.part(k) if partition else data, fit.builder, streams[k],
+                              per_tree)
+            progress.step(epsilon=note)
+            return tree
 
-            def grow(k):
-                tree = self._grow(data.part(k) if partition else data, builder, streams[k],
-                                  per_tree)
-                progress.step(epsilon=f"{tree_epsilon:g} per tree" + (
-                    " on its own part" if partition else f", {epsilon:g} in all"))
-                return tree
+        fit.trees = []
+        with ThreadPoolExecutor(max_workers=threads) as pool, \
+                Progress(self, n_trees, "tree") as progress:
+            for tree in pool.map(grow, range(n_trees)):
+                # a record is in every tree, or (partition) in one part's tree only:
+                # the parts hold disjoint records (parallel composition)
+                if not partition or not fit.trees:
+                    self._record_tree(fit.plan, fit.budget)
+                fit.trees.append(tree)
 
-            trees = []
-            with ThreadPoolExecutor(max_workers=threads) as pool, \
-                    Progress(self, n_trees, "tree") as progress:
-                for tree in pool.map(grow, range(n_trees)):
-                    # a record is in every tree, or (partition) in one part's tree only:
-                    # the parts hold disjoint records (parallel composition)
-                    if not partition or not trees:
-                        self._record_tree(plan, budget)
-                    trees.append(tree)
-        self.estimators_ = trees
-        self._post_process(self.estimators_, budget)
-        self.n_estimators_ = n_trees
-        self._record_fit(data, epsilon, budget, plan)
-        self.tree_epsilon_ = tree_epsilon
-        self.max_features_ = max_features
-        return self
+    def _record(self, fit):
+        self.estimators_ = fit.trees
+        self._post_process(self.estimators_, fit.budget)
+        self.n_estimators_ = fit.n_trees
+        self._record_fit(fit.data, fit.params, fit.budget, fit.plan)
+        self.tree_epsilon_ = fit.tree_epsilon
+        self.max_features_ = fit.max_features
 
     def _resolve_n_thresholds(self):
         """``n_thresholds`` of the random splitter (DP ExtraTrees), or for ``"auto"`` the

@@ -32,12 +32,12 @@ from dptrees._constraints import (
 from dptrees._core._builder import TreeBuilder
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
+from dptrees._lifecycle import run_fit
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._prediction import MostProbableClassMixin
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.privacy.report import PrivacyReportMixin
-from dptrees._random import check_random_state
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees._tree_data import TreeData
@@ -274,20 +274,29 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         -------
         self
         """
-        epsilon = self._check_params()
-        threads = n_threads(self.n_jobs)
-        budget = self._tree_budget(epsilon)
-        accountant = self._resolve_accountant()
-        plan = ReleasePlan("laplace", epsilon, 0.0)
-        with self._training_data(X, y, n_jobs=threads, sample_weight=sample_weight) as data:
-            builder = self._builder(budget, data)
-            rng = check_random_state(self.random_state)
-            plan.charge(accountant, type(self).__name__)
-            self.tree_ = self._grow(data, builder, rng, threads)
-            self._record_tree(plan, budget)
-        self._post_process([self.tree_], budget)
-        self._record_fit(data, epsilon, budget, plan)
-        return self
+        return run_fit(self, X, y, sample_weight)
+
+    # -- the fit's hooks (dptrees._lifecycle) -------------------------------------------
+
+    def _open_fit_data(self, fit, X, y, sample_weight):
+        return self._training_data(X, y, n_jobs=n_threads(self.n_jobs),
+                                   sample_weight=sample_weight)
+
+    def _plan_fit(self, fit):
+        """The budget split of the tree and the builder that realises it (checked
+        before anything is spent); one pure-epsilon plan."""
+        fit.budget = self._tree_budget(fit.params)
+        fit.builder = self._builder(fit.budget, fit.data)
+        return ReleasePlan("laplace", fit.params, 0.0)
+
+    def _release(self, fit):
+        self.tree_ = self._grow(fit.data, fit.builder, fit.rng, n_threads(self.n_jobs))
+        self._record_tree(fit.plan, fit.budget)
+        fit.trees = [self.tree_]
+
+    def _record(self, fit):
+        self._post_process(fit.trees, fit.budget)
+        self._record_fit(fit.data, fit.params, fit.budget, fit.plan)
 
     @contextmanager
     def _training_data(self, X, y, n_jobs=1, sample_weight=None):

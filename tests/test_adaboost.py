@@ -34,6 +34,7 @@ from dptrees.boosting._schedules import (
 )
 from dptrees._sources import ArraySource
 from dptrees.data.prepare import prepare
+from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.boosting._weak_learners import WeightedRows, WeightedTree, fit_weighted_tree
 from dptrees._tree_structure import Tree
 from dptrees.exceptions import BudgetExceededError, PrivacyLeakWarning
@@ -358,8 +359,9 @@ def fit_sampler(X, y, sample_weight=None, **kw):
     def sampler(n, rng):
         out = np.empty(n)
         for i in range(n):
-            noisy, plan, boost_rng = est._draw_plan(params, rng)
-            state = ada._boost(data, params, noisy, plan, boost_rng)
+            noisy, budgets, boost_rng = est._draw_plan(params, rng)
+            state = ada._boost(data, params, noisy, budgets, boost_rng,
+                               ReleasePlan("laplace", params.epsilon, 0.0))
             first = state["learners"][0]
             out[i] = 1000 * first.feature[0] + first.noisy_totals[1, 0]
         return out

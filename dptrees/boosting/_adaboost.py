@@ -28,10 +28,11 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._docs import estimator_doc
+from dptrees._lifecycle import run_fit
 from dptrees._importances import ensemble_importances
 from dptrees._params import store_params
-from dptrees._random import check_random_state
-from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
+from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees.accounting import AccountantMixin
@@ -43,7 +44,6 @@ from dptrees.boosting._weak_learners import (
     learner_budget,
 )
 from dptrees.boosting._weight_range import WeightRange, _ceil_grid, noisy_weight_range
-from dptrees.exceptions import BudgetExceededError
 from dptrees.mechanisms import noisy_count
 from dptrees.validation import (
     check_epsilon,
@@ -91,8 +91,8 @@ class _Params(NamedTuple):
     prior_vote: bool
 
 
-class _Plan(NamedTuple):
-    """Budget of every kind of release (see :meth:`DPAdaBoostClassifier._plan`)."""
+class _Budgets(NamedTuple):
+    """Budget of every kind of release (see :meth:`DPAdaBoostClassifier._budgets`)."""
 
     count: float
     per_noisy_round: float
@@ -353,7 +353,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         )
 
     @staticmethod
-    def _plan(params, noisy_rounds):
+    def _budgets(params, noisy_rounds):
         """Per-release budgets; raises ``ValueError`` (before any spend) if unrealisable."""
         eps, m = params.epsilon, params.n_estimators
         n_noisy = int(np.count_nonzero(noisy_rounds))
@@ -365,25 +365,25 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
             count = weights = per_round = 0.0
         per_learner = (eps - count - weights) / m
         levels = learner_budget(per_learner, params.max_depth)
-        plan = _Plan(count=count * _SAFETY, per_noisy_round=per_round * _SAFETY,
-                     per_learner=per_learner * _SAFETY, split=levels["split"] * _SAFETY,
-                     leaf=levels["leaf"] * _SAFETY, n_noisy=n_noisy)
-        smallest = [plan.split, plan.leaf]
+        budgets = _Budgets(count=count * _SAFETY, per_noisy_round=per_round * _SAFETY,
+                           per_learner=per_learner * _SAFETY, split=levels["split"] * _SAFETY,
+                           leaf=levels["leaf"] * _SAFETY, n_noisy=n_noisy)
+        smallest = [budgets.split, budgets.leaf]
         if n_noisy:
-            smallest += [plan.count, plan.per_noisy_round * (1.0 - MAX_SHARE_RANGE[1])]
+            smallest += [budgets.count, budgets.per_noisy_round * (1.0 - MAX_SHARE_RANGE[1])]
         if min(smallest) < _MIN_RELEASE_EPSILON:
             raise ValueError(
                 f"epsilon={params.epsilon!r} is too small for n_estimators={m} and "
                 f"max_depth={params.max_depth}: a single release would get "
                 f"{min(smallest):.3g} < {_MIN_RELEASE_EPSILON:.3g}"
             )
-        return plan
+        return budgets
 
     def _draw_plan(self, params, rng):
-        """Schedule (reads no data) and budget plan, from the start of the random stream."""
+        """Schedule (reads no data) and budgets, from the start of the random stream."""
         schedule_rng, boost_rng = rng.spawn(2)
         noisy_rounds = draw_schedule(params.schedule, params.n_estimators, schedule_rng)
-        return noisy_rounds, self._plan(params, noisy_rounds), boost_rng
+        return noisy_rounds, self._budgets(params, noisy_rounds), boost_rng
 
     # ---------------------------------------------------------------- fitting
 
@@ -414,24 +414,25 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         -------
         self
         """
-        params = self._check_params()
-        accountant = self._resolve_accountant()
-        with prepare(self, X, y, sample_weight, task="classification",
-                     max_classes=256) as data:
-            rng = check_random_state(self.random_state)
-            noisy_rounds, plan, boost_rng = self._draw_plan(params, rng)
-            if not accountant.check(params.epsilon):
-                remaining = accountant.remaining()[0]
-                raise BudgetExceededError(
-                    f"DPAdaBoostClassifier needs epsilon={params.epsilon!r}, but only "
-                    f"{remaining!r} remains in the accountant; nothing was spent."
-                )
-            accountant.spend(params.epsilon, label=type(self).__name__)
-            state = _boost(data, params, noisy_rounds, plan, boost_rng)
-        self._record(data, params, noisy_rounds, plan, state)
-        return self
+        return run_fit(self, X, y, sample_weight)
 
-    def _record(self, data, params, noisy_rounds, plan, state):
+    # -- the fit's hooks (dptrees._lifecycle) -------------------------------------------
+
+    def _open_fit_data(self, fit, X, y, sample_weight):
+        return prepare(self, X, y, sample_weight, task="classification", max_classes=256)
+
+    def _plan_fit(self, fit):
+        """The schedule (drawn without the data) and every release's budget, checked
+        before anything is spent; one pure-epsilon plan records the releases."""
+        fit.noisy_rounds, fit.budgets, fit.boost_rng = self._draw_plan(fit.params, fit.rng)
+        return ReleasePlan("laplace", fit.params.epsilon, 0.0)
+
+    def _release(self, fit):
+        fit.state = _boost(fit.data, fit.params, fit.noisy_rounds, fit.budgets,
+                           fit.boost_rng, fit.plan)
+
+    def _record(self, fit):
+        data, params, plan, state = fit.data, fit.params, fit.budgets, fit.state
         self.classes_ = data.classes
         self.n_classes_ = len(data.classes)
         self.n_features_in_ = data.n_features
@@ -442,12 +443,12 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         self.estimator_weights_ = state["alphas"]
         self.estimator_errors_ = state["errors"]
         self.n_estimators_ = len(state["learners"])
-        self.noisy_rounds_ = noisy_rounds
+        self.noisy_rounds_ = fit.noisy_rounds
         self.n_noisy_rounds_ = plan.n_noisy
         self.weight_bounds_ = state["weight_bounds"]
         self.weight_ranges_ = state["weight_ranges"]
         self.noisy_count_ = state["noisy_count"]
-        self.privacy_ledger_ = state["ledger"]
+        self.privacy_ledger_ = fit.plan.ledger()
         self.epsilon_spent_ = params.epsilon
         self.delta_spent_ = 0.0
         self.budget_ = {
@@ -613,26 +614,27 @@ def _alpha(error, n_classes, learning_rate):
     return learning_rate * (math.log((1.0 - error) / error) + math.log(n_classes - 1))
 
 
-def _boost(data, params, noisy_rounds, plan, rng):
+def _boost(data, params, noisy_rounds, budgets, rng, plan):
     """The releases of ``fit`` after validation and accounting; returns the fitted state.
 
-    Every release is listed in the returned ``ledger`` with its budget.
+    Every release is recorded through ``plan`` (a pure-epsilon
+    :class:`~dptrees.privacy.release_budgets.ReleasePlan`) as it is made, with its budget
+    from ``budgets``.
     """
     m, K = params.n_estimators, len(data.classes)
     floor = _ceil_grid(1.0 / params.max_weight)  # public: weights stay in [floor, 1]
     rows = WeightedRows(data.source, K, params.n_bins)
     lower = upper = 1.0  # public range [L_k, W_k] of the current weights
-    ledger = []
     count_rng, *round_rngs = rng.spawn(m + 1)
     n_hat = None
-    if plan.n_noisy > 0:
+    if budgets.n_noisy > 0:
         # The record count (the total sample weight), in units of the weight grid: one
         # record moves it by at most 2**20 units, so discrete Laplace noise of scale
         # 2**20 / epsilon (noisy_count at epsilon * 2**-20) makes it epsilon-DP.
-        n_hat = WEIGHT_GRID * noisy_count(rows.total_units(), epsilon=plan.count * WEIGHT_GRID,
+        n_hat = WEIGHT_GRID * noisy_count(rows.total_units(), epsilon=budgets.count * WEIGHT_GRID,
                                           random_state=count_rng)
-        ledger.append(ledger_entry("noisy record count", "discrete Laplace", 1.0,
-                                   epsilon=plan.count))
+        plan.record("noisy record count", "discrete Laplace", 1.0, "L1",
+                    epsilon=budgets.count)
     learners, alphas, errors = [], np.zeros(m), np.zeros(m)
     weight_bounds = np.zeros((m, 2))
     weight_ranges = np.full((m, 4), np.nan)
@@ -642,15 +644,15 @@ def _boost(data, params, noisy_rounds, plan, rng):
     for k in range(m):
         round_rng = round_rngs[k]
         if noisy_rounds[k]:
-            eps_max = plan.per_noisy_round * max_share
-            eps_min = plan.per_noisy_round - eps_max
+            eps_max = budgets.per_noisy_round * max_share
+            eps_min = budgets.per_noisy_round - eps_max
             ref = _mean_reference(previous, n_hat) if previous is not None else lower
             wr = noisy_weight_range(rows.extremes(), lower=lower, upper=upper,
                                     epsilon_max=eps_max, epsilon_min=eps_min,
                                     mean_reference=ref, random_state=round_rng)
             for side, eps in (("max", eps_max), ("min", eps_min)):
-                ledger.append(ledger_entry(f"round {k + 1}: noisy {side} weight",
-                                           "Laplace", upper - lower, epsilon=eps))
+                plan.record(f"round {k + 1}: noisy {side} weight", "Laplace",
+                            upper - lower, "L1", epsilon=eps)
             weight_ranges[k] = wr
             # Clip into the noisy range and rescale by the public noisy max so the
             # largest weight is 1 again (SAMME is invariant to a common factor): without
@@ -663,26 +665,26 @@ def _boost(data, params, noisy_rounds, plan, rng):
                             MAX_SHARE_RANGE[1])
         weight_bounds[k] = (lower, upper)
         tree = fit_weighted_tree(rows, max_depth=params.max_depth, weight_bound=upper,
-                                 epsilon_split=plan.split, epsilon_leaf=plan.leaf,
+                                 epsilon_split=budgets.split, epsilon_leaf=budgets.leaf,
                                  random_state=round_rng, binner=data.binner)
         for level in range(params.max_depth):
-            ledger.append(ledger_entry(f"round {k + 1}: split level {level}",
-                                       "permute-and-flip (weighted error utility)", upper,
-                                       norm="utility", epsilon=plan.split))
-        ledger.append(ledger_entry(f"round {k + 1}: leaf totals", "Laplace", upper,
-                                   epsilon=plan.leaf))
+            plan.record(f"round {k + 1}: split level {level}",
+                        "permute-and-flip (weighted error utility)", upper, "utility",
+                        epsilon=budgets.split)
+        plan.record(f"round {k + 1}: leaf totals", "Laplace", upper, "L1",
+                    epsilon=budgets.leaf)
         if prior_vote:
             if prior_label is None:  # round 1: every weight is 1, totals are class counts
                 prior_label = int(np.argmax(_noisy_class_counts(tree)))
             # A leaf whose top two noisy totals are within LEAF_MARGIN standard
             # deviations of their difference (2 Laplace(upper / leaf)) predicts the prior.
-            tree.fall_back_to(prior_label, LEAF_MARGIN * 2.0 * upper / plan.leaf)
+            tree.fall_back_to(prior_label, LEAF_MARGIN * 2.0 * upper / budgets.leaf)
         error, correct, wrong = tree.weighted_error()
         if params.error_margin > 0:
             # A pessimistic error: raised by error_margin standard deviations of the
             # noise on the total (public: L K Laplace(upper / leaf) draws) per unit of
             # the noisy total, so a learner whose edge is within the noise gets alpha 0.
-            noise_std = math.sqrt(2.0 * tree.noisy_totals.size) * upper / plan.leaf
+            noise_std = math.sqrt(2.0 * tree.noisy_totals.size) * upper / budgets.leaf
             total = correct + wrong
             error = (error + params.error_margin * noise_std / total if total > 0
                      else math.inf)
@@ -700,4 +702,4 @@ def _boost(data, params, noisy_rounds, plan, rng):
             rows.reweight(tree, factor, lower, upper)
     return {"learners": learners, "alphas": alphas, "errors": errors,
             "weight_bounds": weight_bounds, "weight_ranges": weight_ranges,
-            "noisy_count": n_hat, "ledger": ledger}
+            "noisy_count": n_hat}

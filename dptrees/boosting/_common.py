@@ -20,6 +20,7 @@ from dptrees._constraints import (
     VERBOSE,
 )
 from dptrees._core import _fixedpoint
+from dptrees._lifecycle import run_fit
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import MAX_ROWS, prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -65,6 +66,29 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
                 "z**2)); releases compose by adding rho (subsampled ones as Renyi DP at "
                 "integer orders), and rdp_accountant_ converts the total to (epsilon, "
                 "delta).")
+
+    @keeps_columns_on_failure
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        return run_fit(self, X, y, sample_weight)
+
+    # -- the fit's hooks shared by every boosting estimator (dptrees._lifecycle) ---------
+
+    def _open_fit_data(self, fit, X, y, sample_weight):
+        return self._prepare(X, y, sample_weight, self._task)
+
+    def _plan_targets(self, fit):
+        """The loss and the exact values the starting score releases, read from the open
+        rows and the public ``classes`` or ``y_bounds`` (before anything is spent)."""
+        fit.loss, fit.n_classes, fit.targets = self._targets(fit.data)
+        fit.init_values, fit.n_init_cells = self._initial_values(fit.data.source,
+                                                                 fit.n_classes)
+
+    def _record(self, fit):
+        """The fitted attributes every boosting estimator shares (:meth:`_store_fit`)
+        and those of its targets."""
+        self._store_fit(fit.data.binner, fit.data.leaks, fit.plan, fit.params[0])
+        for name, value in fit.targets.items():
+            setattr(self, name, value)
 
     def _prepare(self, X, y, sample_weight, task):
         """The rows of ``fit(X, y, sample_weight)``, binned and encoded
@@ -195,46 +219,46 @@ _FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountan
         self
         """
 
+_BoostingFitMixin.fit.__doc__ = _FIT_DOC
+
 
 class _SquaredErrorFit:
-    """``fit`` of the squared-error estimators: targets clipped to the public ``y_bounds``
-    and rescaled to [0, 1]; ``_fit`` does the boosting on a source of rows."""
+    """The targets of the squared-error estimators: clipped to the public ``y_bounds``
+    and rescaled to [0, 1]; the starting score is their noisy mean."""
 
-    @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        params = self._check_params()
-        with self._prepare(X, y, sample_weight, "regression") as prepared:
-            source = prepared.source
-            # The starting sum, as an exact fixed-point integer over its own scale.
-            scale = fixed_point_scale((0.0, 1.0), MAX_ROWS)
-            total = source.target_fixed_sum(scale) / scale
-            self._fit(params, source, SquaredError(), (total, source.record_count()), 2,
-                      prepared.leaks, prepared.binner)
-        self.y_bounds_ = prepared.y_bounds
-        return self
+    _task = "regression"
 
-    fit.__doc__ = _FIT_DOC
+    @staticmethod
+    def _targets(prepared):
+        """The loss, 0 classes, and the fitted attributes of the targets."""
+        return SquaredError(), 0, {"y_bounds_": prepared.y_bounds}
+
+    @staticmethod
+    def _initial_values(source, n_classes):
+        """The exact values the starting score releases: the sum of the targets (an
+        exact fixed-point integer over its own scale) and the record count."""
+        scale = fixed_point_scale((0.0, 1.0), MAX_ROWS)
+        return (source.target_fixed_sum(scale) / scale, source.record_count()), 2
 
 
 class _LogLossFit:
-    """``fit`` of the log-loss estimators: labels encoded over the public ``classes``;
-    ``_fit`` does the boosting on a source of rows."""
+    """The targets of the log-loss estimators: labels encoded over the public
+    ``classes``; the starting score is the noisy class frequencies'."""
 
-    @keeps_columns_on_failure
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        params = self._check_params()
-        with self._prepare(X, y, sample_weight, "classification") as prepared:
-            classes = prepared.classes
-            n_classes = len(classes)
-            loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-            counts = prepared.source.class_counts(n_classes).astype(float)
-            self._fit(params, prepared.source, loss, counts, n_classes, prepared.leaks,
-                      prepared.binner)
-        self.classes_ = classes
-        self._loss = loss
-        return self
+    _task = "classification"
 
-    fit.__doc__ = _FIT_DOC
+    @staticmethod
+    def _targets(prepared):
+        """The log-loss, the number of classes, and the fitted attributes of the
+        targets."""
+        n_classes = len(prepared.classes)
+        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        return loss, n_classes, {"classes_": prepared.classes, "_loss": loss}
+
+    @staticmethod
+    def _initial_values(source, n_classes):
+        """The exact class counts the starting score releases."""
+        return source.class_counts(n_classes).astype(float), n_classes
 
 
 # Shared with the cyclic-boosting estimators' docstrings.

@@ -27,7 +27,6 @@ from dptrees._docs import estimator_doc
 from dptrees._importances import additive_importances
 from dptrees._progress import Progress
 from dptrees._params import store_params
-from dptrees._random import check_random_state
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._common import (
     BOOSTING_CONSTRAINTS,
@@ -139,35 +138,32 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                              label="active-feature density (capped sum, scaled count)")
         return float(np.clip(cap * noisy[0] / max(noisy[1], cap), 0.0, cap))
 
-    def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
-        epsilon, delta = params
-        accountant = self._resolve_accountant()
-        n, n_features = source.n_samples, source.n_features
-        warn_weak_delta(delta, n)
-        n_out = loss.n_outputs
+    def _plan_fit(self, fit):
+        """The budget split (initial score, density, the filtered cycles) and the check
+        that every release each ``max_active`` could need can be realised."""
+        self._plan_targets(fit)
+        epsilon, delta = fit.params
+        source, loss = fit.data.source, fit.loss
+        n_features = source.n_features
+        warn_weak_delta(delta, source.n_samples)
         plan = ReleasePlan("gaussian", epsilon, delta)
-        init_budget = self.init_fraction * plan.total
-        auto_active = isinstance(self.max_active, str)
-        density_budget = _DENSITY_SHARE * plan.total if auto_active else 0.0
-        filtered = plan.total - init_budget - density_budget
-        n_cycles = self._n_cycles(epsilon)
-        cycle_budget = filtered / n_cycles
-
-        def multipliers(max_active):
-            per_release = cycle_budget / (max_active * n_out)
-            return (1.0 / math.sqrt(2.0 * per_release * (1 - _HESSIAN_SHARE)),
-                    1.0 / math.sqrt(2.0 * per_release * _HESSIAN_SHARE))
-
-        fixed = self._fixed_point(loss, source.weights is not None)
-        n_bins = binner.n_bins
+        fit.init_budget = self.init_fraction * plan.total
+        fit.auto_active = auto_active = isinstance(self.max_active, str)
+        fit.density_budget = _DENSITY_SHARE * plan.total if auto_active else 0.0
+        fit.filtered = plan.total - fit.init_budget - fit.density_budget
+        fit.n_cycles = n_cycles = self._n_cycles(epsilon)
+        fit.cycle_budget = fit.filtered / n_cycles
+        fit.fixed = fixed = self._fixed_point(loss, source.weights is not None)
+        n_bins = fit.data.binner.n_bins
         try:
-            plan.check(1.0, init_budget / 2, 256)
+            plan.check(1.0, fit.init_budget / 2, 256)
             if auto_active:
-                plan.check(math.sqrt(2.0) * self.density_clip(n_features), density_budget, 2)
+                plan.check(math.sqrt(2.0) * self.density_clip(n_features),
+                           fit.density_budget, 2)
             # every max_active the released density can give must be realisable
             extremes = (1, n_features + 1) if auto_active else (self._max_active(n_features),)
             for max_active in extremes:
-                nm_g, nm_h = multipliers(max_active)
+                nm_g, nm_h = self._multipliers(fit, max_active)
                 for n_values in (n_bins - 1, 1):
                     gaussian_grid(fixed.g_sens, nm_g, n_values)
                     gaussian_grid(fixed.h_sens, nm_h, n_values)
@@ -176,17 +172,29 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                 f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_cycles} cycles is "
                 f"out of the exact samplers' range: {exc}"
             ) from exc
-        rng_init, rng_order, rng_noise, rng_density = check_random_state(
-            self.random_state).spawn(4)
-        plan.charge(accountant, type(self).__name__)
+        return plan
 
-        init, _ = self._initial_score(plan, loss, init_values, n_init_cells, init_budget,
-                                      rng_init)
+    @staticmethod
+    def _multipliers(fit, max_active):
+        """The noise multipliers of a cycle's gradient and Hessian sums when each of
+        ``max_active`` features per output shares the cycle's budget."""
+        per_release = fit.cycle_budget / (max_active * fit.loss.n_outputs)
+        return (1.0 / math.sqrt(2.0 * per_release * (1 - _HESSIAN_SHARE)),
+                1.0 / math.sqrt(2.0 * per_release * _HESSIAN_SHARE))
+
+    def _release(self, fit):
+        plan, loss, fixed, source = fit.plan, fit.loss, fit.fixed, fit.data.source
+        n, n_features, n_out = source.n_samples, source.n_features, loss.n_outputs
+        n_bins, n_cycles, filtered = fit.data.binner.n_bins, fit.n_cycles, fit.filtered
+        cycle_budget = fit.cycle_budget
+        rng_init, rng_order, rng_noise, rng_density = fit.rng.spawn(4)
+        init, _ = self._initial_score(plan, loss, fit.init_values, fit.n_init_cells,
+                                      fit.init_budget, rng_init)
         rows = CyclicRows(source, loss, init, n_bins)
-        density = (self._noisy_density(plan, rows, n, n_features, density_budget, rng_density)
-                   if auto_active else None)
+        density = (self._noisy_density(plan, rows, n, n_features, fit.density_budget,
+                                       rng_density) if fit.auto_active else None)
         max_active = self._max_active(n_features, density)
-        nm_g, nm_h = multipliers(max_active)
+        nm_g, nm_h = self._multipliers(fit, max_active)
         cost = ReleaseCost(loss, fixed, nm_g, nm_h)
         scores = np.zeros((n_out, n_features, n_bins))
         intercept = np.array(init, dtype=float)
@@ -232,14 +240,17 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
                     note="individual Renyi filter (Feldman & Zrnic; "
                          "dptrees.privacy.individual_filter): each record pays for its own "
                          "clipped contribution and stops at this total")
-        self.intercept_ = intercept
-        self.term_scores_ = scores
-        self._history = history
-        self.n_iter_ = n_cycles
-        self.max_active_ = max_active
-        self.n_bins_ = n_bins
-        self._store_fit(binner, leaks, plan, epsilon)
-        return self
+        fit.intercept, fit.scores, fit.history = intercept, scores, history
+        fit.max_active = max_active
+
+    def _record(self, fit):
+        super()._record(fit)
+        self.intercept_ = fit.intercept
+        self.term_scores_ = fit.scores
+        self._history = fit.history
+        self.n_iter_ = fit.n_cycles
+        self.max_active_ = fit.max_active
+        self.n_bins_ = fit.data.binner.n_bins
 
 
 class _AdditivePrediction:

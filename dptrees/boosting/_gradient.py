@@ -32,7 +32,6 @@ from dptrees._constraints import (
 from dptrees._docs import estimator_doc
 from dptrees._params import store_params
 from dptrees._parallel import n_threads
-from dptrees._random import check_random_state
 from dptrees._sources._heap import empty_tree
 from dptrees._progress import Progress
 from dptrees.accounting import AccountantMixin
@@ -341,48 +340,52 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- fit ----------------------------------------------------------------------------
 
-    def _fit(self, params, source, loss, init_values, n_init_cells, leaks, binner):
-        """Boost on the binned rows of ``source`` (any source: the same model)."""
-        epsilon, delta = params
-        accountant = self._resolve_accountant()
-        n, n_features = source.n_samples, source.n_features
-        warn_weak_delta(delta, n)
-        n_trees = self.n_estimators * loss.n_outputs
+    def _plan_fit(self, fit):
+        """The plan's noise and accounting, the fixed-point scales, and the structures
+        whose every release can be realised (``split="auto"`` is resolved among them
+        after the initial score; the fallback's must be realisable)."""
+        self._plan_targets(fit)
+        epsilon, delta = fit.params
+        source, loss = fit.data.source, fit.loss
+        warn_weak_delta(delta, source.n_samples)
+        fit.n_trees = n_trees = self.n_estimators * loss.n_outputs
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
-        fixed = self._fixed_point(loss, source.weights is not None, epsilon)
-        g_sens, h_sens = fixed.g_sens, fixed.h_sens
-        # "auto" is resolved after the initial score, among the structures whose releases
-        # are realisable; the fallback's must be.
+        fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)
         candidates = self._structure_candidates()
-        realisable = []
+        fit.realisable = []
         for split, depth in candidates:
             try:
                 self._check_releases(plan, *self._budgets(plan, n_trees, split, depth),
-                                     depth, g_sens, h_sens, n_features, loss.n_outputs)
-                realisable.append((split, depth))
+                                     depth, fixed.g_sens, fixed.h_sens, source.n_features,
+                                     loss.n_outputs)
+                fit.realisable.append((split, depth))
             except ValueError as exc:
                 if (split, depth) == candidates[0]:
                     raise ValueError(
                         f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees "
                         f"is out of the exact samplers' range: {exc}"
                     ) from exc
-        rng = check_random_state(self.random_state)
-        rng_init, rng_structure, rng_noise = rng.spawn(3)
-        rng_sample = rng.spawn(1)[0] if self.subsample is not None else None
-        plan.charge(accountant, type(self).__name__)
+        return plan
 
-        init, noisy_count = self._initial_score(plan, loss, init_values, n_init_cells,
-                                                self._init_budget(plan), rng_init)
-        split, select_depth = self._resolve_structure(epsilon, noisy_count, realisable)
-        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, n_trees, split,
+    def _release(self, fit):
+        """Boost on the binned rows of the source (any source: the same model)."""
+        epsilon, delta = fit.params
+        plan, loss, fixed, source = fit.plan, fit.loss, fit.fixed, fit.data.source
+        rng_init, rng_structure, rng_noise = fit.rng.spawn(3)
+        rng_sample = fit.rng.spawn(1)[0] if self.subsample is not None else None
+        init, noisy_count = self._initial_score(plan, loss, fit.init_values,
+                                                fit.n_init_cells, self._init_budget(plan),
+                                                rng_init)
+        split, select_depth = self._resolve_structure(epsilon, noisy_count, fit.realisable)
+        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, fit.n_trees, split,
                                                                    select_depth)
         ctx = _Context(
-            n_features=n_features, plan=plan, g_scale=fixed.g_scale, h_scale=fixed.h_scale,
-            g_sens=g_sens, h_sens=h_sens, split=split, select_depth=select_depth,
-            priors=None,
+            n_features=source.n_features, plan=plan, g_scale=fixed.g_scale,
+            h_scale=fixed.h_scale, g_sens=fixed.g_sens, h_sens=fixed.h_sens, split=split,
+            select_depth=select_depth, priors=None,
             leaf_budget=leaf_budget, level_budget=level_budget,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
-                g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
+                fixed.g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
         )
         trees = []
         step = self.learning_rate / self.batch_size
@@ -400,7 +403,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 for k in range(loss.n_outputs):
                     feature, bin_threshold, values = self._grow(ctx, rows, k, rng_structure,
                                                                 rng_noise, rng_sample)
-                    tree = full_tree(binner, feature, bin_threshold, values)
+                    tree = full_tree(fit.data.binner, feature, bin_threshold, values)
                     rows.add_tree(k, tree, values, step)
                     round_trees.append(tree)
                 trees.append(round_trees)
@@ -411,19 +414,21 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                               delta=f"{delta:g}")
             rows.close()
             progress.close()
+        fit.trees, fit.split, fit.select_depth = trees, split, select_depth
+        fit.priors, fit.init, fit.step = ctx.priors, init, step
 
-        self.estimators_ = trees
-        self.split_ = split
-        self.select_depth_ = select_depth
-        self.gradient_clip_ = fixed.g_clip
-        self.split_priors_ = ctx.priors
-        self._step = step
-        self.init_score_ = init
-        self.n_iter_ = len(trees)
-        self._store_fit(binner, leaks, plan, epsilon)
-        self.n_releases_ = plan.n_releases
-        self.pld_accountant_ = plan.pld
-        return self
+    def _record(self, fit):
+        super()._record(fit)
+        self.estimators_ = fit.trees
+        self.split_ = fit.split
+        self.select_depth_ = fit.select_depth
+        self.gradient_clip_ = fit.fixed.g_clip
+        self.split_priors_ = fit.priors
+        self._step = fit.step
+        self.init_score_ = fit.init
+        self.n_iter_ = len(fit.trees)
+        self.n_releases_ = fit.plan.n_releases
+        self.pld_accountant_ = fit.plan.pld
 
     def _budgets(self, plan, n_trees, split, select_depth=0):
         """:meth:`_tree_budgets`, with the leaf budget of Poisson-subsampled trees."""

@@ -26,15 +26,16 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._docs import estimator_doc
-from dptrees.privacy.report import CLIENT, RECORD, ledger_entry
+from dptrees._lifecycle import run_fit
+from dptrees.privacy.report import CLIENT, RECORD
 from dptrees._progress import Progress
 from dptrees._sources import _rows
 from dptrees._sources._heap import empty_tree
 from dptrees.federated._client_rows import ClientRows
+from dptrees.federated._plan import FederatedPlan
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
-from dptrees._random import check_random_state
 from dptrees.boosting._gradient import BOOSTED_TREE_CONSTRAINTS, _BaseDPGradientBoosting
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.boosting._grower import RandomSplits, grow
@@ -67,6 +68,10 @@ _HESSIAN_FACTOR = 0.125
 # ======================================================================================
 # Public pieces: the structure, the model clients download
 # ======================================================================================
+
+
+#: The neighbours of a fit without ``clients``: every record is a client of its own.
+RECORD_CLIENTS = RECORD + " (fitted without `clients`: every record is a client of its own)"
 
 
 class _PublicModel:
@@ -155,20 +160,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         -------
         self
         """
-        self._params = self._check_fed_params()
-        try:
-            with self._prepare(X, y, sample_weight, self._task) as prepared:
-                loss, n_classes, fitted = self._targets(prepared)
-                # the simulation keeps every record's one-byte codes, sorted by client
-                codes, labels = prepared.source.rows_in_memory()
-                self._fed_fit(prepared.binner, codes, _rows.loss_targets(labels, loss),
-                              clients, loss, self._task, n_classes, prepared.leaks,
-                              prepared.source.weights)
-            for name, value in fitted.items():
-                setattr(self, name, value)
-        finally:
-            del self._params
-        return self
+        return run_fit(self, X, y, sample_weight, clients=clients)
 
     _parameter_constraints = {
         **BOOSTED_TREE_CONSTRAINTS,
@@ -180,7 +172,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         "clip_norm": [POSITIVE, options("adaptive"), AdaptiveClip],
     }
 
-    def _check_fed_params(self):
+    def _check_params(self):
         """Validate the parameters (their constraints, then the privacy rules and their
         combinations) before anything is read or spent; returns ``(epsilon, delta)``."""
         validate_params(self)
@@ -227,15 +219,29 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             return AdaptiveClip(1.0)
         return FixedClip(float(self.clip_norm))
 
-    def _fed_fit(self, binner, codes, targets, clients, loss, init_kind, n_classes, leaks,
-                 weights=None):
-        epsilon, delta = self._params
-        ids, n_clients = check_clients(clients, codes.shape[0], self.n_clients)
-        self._records_are_clients = clients is None
+    # -- the fit's hooks (dptrees._lifecycle) -------------------------------------------
+
+    def _open_fit_data(self, fit, X, y, sample_weight, clients=None):
+        fit.clients = clients
+        return self._prepare(X, y, sample_weight, self._task)
+
+    def _plan_fit(self, fit):
+        """The clients, the sampling probability, the noise and the accounting, from
+        public inputs (or recorded as leaks); the aggregator that realises them, checked
+        to allow at least the initial-score round before anything is spent."""
+        epsilon, delta = fit.params
+        prepared = fit.data
+        fit.loss, fit.n_classes, fit.targets = self._targets(prepared)
+        # the simulation keeps every record's one-byte codes, sorted by client
+        fit.codes, labels = prepared.source.rows_in_memory()
+        fit.loss_targets = _rows.loss_targets(labels, fit.loss)
+        ids, n_clients = check_clients(fit.clients, fit.codes.shape[0], self.n_clients)
+        fit.ids, fit.n_clients = ids, n_clients
         if self.n_clients is None:
             # K sets the noise's divisor q K, the bit normalisation, the default bit
             # noise and (with expected_clients) q itself: read from the data, it leaks.
-            leaks.append(warn_privacy_leak("the number of clients", param="n_clients"))
+            prepared.leaks.append(warn_privacy_leak("the number of clients",
+                                                    param="n_clients"))
         if self.expected_clients is not None:
             if self.expected_clients > n_clients:
                 raise ValueError(f"expected_clients={self.expected_clients} is more than the "
@@ -243,19 +249,12 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             q = self.expected_clients / n_clients
         else:
             q = 0.1 if self.sampling_probability is None else float(self.sampling_probability)
-        n_features = codes.shape[1]
-        n_outputs = loss.n_outputs
-        depth = self.max_depth
-        n_leaves = 2**depth
-
-        rng = check_random_state(self.random_state)
-        rng_structure, rng_aggregator = rng.spawn(2)
+        fit.rng_structure, rng_aggregator = fit.rng.spawn(2)
         try:
             z, accounting = self._noise_and_accounting(epsilon, delta, q)
             aggregator = DPAggregator(n_clients, q, z,
                                       self._make_clip(), epsilon, delta,
-                                      accounting=accounting,
-                                      accountant=self._resolve_accountant(),
+                                      accounting=accounting, accountant=fit.accountant,
                                       random_state=rng_aggregator)
         except ValueError as exc:
             raise ValueError(f"invalid federated DP settings: {exc}") from exc
@@ -265,19 +264,30 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 f"round with noise_multiplier={z:g} and sampling "
                 f"probability {q:g}: raise noise_multiplier or lower the sampling probability"
             )
+        return FederatedPlan(aggregator, RECORD_CLIENTS if fit.clients is None else CLIENT)
 
+    def _release(self, fit):
+        epsilon, delta = fit.params
+        plan, loss, binner = fit.plan, fit.loss, fit.data.binner
+        aggregator = plan.aggregator
+        init_kind, n_classes = self._task, fit.n_classes
+        n_features = fit.codes.shape[1]
+        n_outputs = loss.n_outputs
+        depth = self.max_depth
+        n_leaves = 2**depth
+        weights = fit.data.source.weights
         hessian_weight = _HESSIAN_FACTOR * float(self.gradient_clip) / loss.hessian_bound
         fixed = self._fixed_point(loss, weights is not None)
         model = _PublicModel(n_outputs, float(self.learning_rate))
-        rows = ClientRows(codes, targets, ids, n_clients, weights)
+        rows = ClientRows(fit.codes, fit.loss_targets, fit.ids, fit.n_clients, weights)
         history = []
 
-        def run_round(kind, updates_of, dimension):
+        def run_round(kind, label, updates_of, dimension):
             sampled = aggregator.sample_clients()
             clip_norm = aggregator.clip_norm
             contributions = rows.contributions(sampled, updates_of(sampled), clip_norm,
                                                aggregator.frac_bits)
-            noisy_sum = aggregator.aggregate(contributions, dimension) * \
+            noisy_sum = plan.aggregate(contributions, dimension, label) * \
                 aggregator.expected_clients
             history.append({"round": aggregator.rounds, "kind": kind,
                             "n_sampled": int(sampled.shape[0]), "clip_norm": clip_norm,
@@ -288,7 +298,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         # clipped client is worth 1), so that the losses' floor of 1 is one client.
         init_dim = 2 if init_kind == "regression" else n_classes
         noisy, s = run_round(
-            "init", lambda sampled: rows.init_updates(sampled, init_kind, n_classes), init_dim)
+            "init", "initial score: client class counts or target sums",
+            lambda sampled: rows.init_updates(sampled, init_kind, n_classes), init_dim)
         noisy = noisy / s
         if init_kind == "regression":
             init = loss.init_score(noisy[0], noisy[1])
@@ -303,11 +314,13 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 break
             # random trees, grown without the data; their leaves are the round's release
             structures = [grow(*empty_tree(depth), [RandomSplits(
-                rng_structure, n_features, self.n_bins, depth)] * depth)
+                fit.rng_structure, n_features, self.n_bins, depth)] * depth)
                 for _ in range(n_outputs)]
             rows.sync(model)
-            noisy, s = run_round("tree", lambda sampled: rows.tree_updates(
-                sampled, structures, loss, fixed, hessian_weight), dimension)
+            noisy, s = run_round(
+                "tree", "per-leaf gradient and weighted Hessian sums, one round per "
+                "boosting round", lambda sampled: rows.tree_updates(
+                    sampled, structures, loss, fixed, hessian_weight), dimension)
             g = noisy[:n_outputs * n_leaves].reshape(n_outputs, n_leaves)
             h = noisy[n_outputs * n_leaves:].reshape(n_outputs, n_leaves) / hessian_weight
             # reg_lambda in units of the noise standard deviation of a leaf's Hessian sum
@@ -327,65 +340,46 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                 f"{type(self).__name__} stopped after {len(model.trees)} of "
                 f"{self.n_estimators} boosting rounds: one more round would push delta past "
                 f"{delta:g} at epsilon={epsilon:g} (noise_multiplier="
-                f"{z:g}, sampling probability {q:g}). Lower "
+                f"{aggregator.noise_multiplier:g}, sampling probability "
+                f"{aggregator.sampling_probability:g}). Lower "
                 "n_estimators, or raise noise_multiplier or epsilon, to run them all.",
                 EarlyStopWarning)
+        fit.model, fit.history, fit.hessian_weight = model, history, hessian_weight
+
+    def _record(self, fit):
+        aggregator, model = fit.plan.aggregator, fit.model
+        binner = fit.data.binner
+        for name, value in fit.targets.items():
+            setattr(self, name, value)
+        self._records_are_clients = fit.clients is None
         self.estimators_ = model.trees
         self._step = model.step
         self.init_score_ = model.init_score
         self.n_iter_ = len(model.trees)
         self.binner_ = binner
-        self.n_features_in_ = n_features
+        self.n_features_in_ = fit.codes.shape[1]
         self.bounds_ = (binner.lower.copy(), binner.upper.copy())
-        self.privacy_leaks_ = list(leaks)
-        self.n_clients_ = n_clients
-        self.sampling_probability_ = q
-        self.noise_multiplier_ = z
-        self.accounting_ = accounting
+        self.privacy_leaks_ = list(fit.data.leaks)
+        self.n_clients_ = fit.n_clients
+        self.sampling_probability_ = aggregator.sampling_probability
+        self.noise_multiplier_ = aggregator.noise_multiplier
+        self.accounting_ = aggregator.accounting
         self.n_rounds_ = aggregator.rounds
         self.epsilon_spent_, self.delta_spent_ = (float(v) for v in aggregator.spent())
         self.rdp_accountant_ = aggregator.rdp_accountant
         self.clip_norm_ = aggregator.clip_norm
-        self.history_ = history
-        self.hessian_weight_ = hessian_weight
-        self.privacy_ledger_ = self._federated_ledger(aggregator, init_dim, dimension)
-        return self
+        self.history_ = fit.history
+        self.hessian_weight_ = fit.hessian_weight
+        self.privacy_ledger_ = fit.plan.ledger()
 
     @property
     def _neighbours(self):
-        if getattr(self, "_records_are_clients", False):
-            return RECORD + " (fitted without `clients`: every record is a client of its own)"
-        return CLIENT
+        return RECORD_CLIENTS if getattr(self, "_records_are_clients", False) else CLIENT
     _composition = ("every federated round is a Poisson-subsampled discrete Gaussian "
                     "mechanism on the sum of clipped client vectors, composed at integer "
                     "Renyi orders (or with a PLD accountant); training stops before a "
                     "round would push delta at epsilon past the delta bound. The fit "
                     "charges (epsilon, delta) to its accountant once.")
-
-    def _federated_ledger(self, aggregator, init_dim, dimension):
-        """The releases of the fit: one per round, each client-level (clipped to ``S``)."""
-        common = dict(noise_multiplier=aggregator.noise_multiplier,
-                      sampling_rate=aggregator.sampling_probability, neighbours=self._neighbours,
-                      clip_norm="adaptive" if aggregator.clip.adaptive
-                      else aggregator.clip_norm)
-        mechanism = "subsampled discrete Gaussian"
-        ledger = [ledger_entry("initial score: client class counts or target sums",
-                               mechanism, aggregator.sensitivity(init_dim), norm="L2",
-                               **common)]
-        if aggregator.rounds > 1:
-            ledger.append(ledger_entry("per-leaf gradient and weighted Hessian sums, one "
-                                       "round per boosting round", mechanism,
-                                       aggregator.sensitivity(dimension), norm="L2",
-                                       count=aggregator.rounds - 1, **common))
-        if aggregator.clip.adaptive:
-            ledger.append(ledger_entry(
-                "adaptive clip: clients within the bound (centred count)",
-                "subsampled discrete Gaussian", 0.5, norm="L2",
-                count=aggregator.rounds, neighbours=CLIENT,
-                noise_multiplier=2.0 * aggregator.clip.bit_noise_multiplier,
-                sampling_rate=aggregator.sampling_probability,
-                note="accounted jointly with the round's sum (Andrew et al. 2021)"))
-        return ledger
 
 
 _PARAMS_DOC = """

@@ -454,6 +454,26 @@ class DPAggregator:
             raise ValueError(f"within_bound must be 0 or 1, got {bit!r}")
         return ClientContribution(vector, int(bit))
 
+    def charge(self):
+        """Spend ``(epsilon, max_delta)`` from :attr:`accountant`, once, before the first
+        release; every later call only refuses a detached accountant (a copy's budget
+        is not the owner's). :meth:`aggregate` calls it; a fit calls it first, before
+        any client is asked for an update.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the accountant cannot pay for the training (nothing is spent).
+        DetachedAccountantError
+            If the accountant is detached.
+        """
+        if self.accountant.detached:
+            raise DetachedAccountantError(self.accountant._detached_message())
+        if not self._charged:
+            self.accountant.spend(self.epsilon, self.max_delta,
+                                  label=f"federated training ({self.n_clients} clients)")
+            self._charged = True
+
     def aggregate(self, contributions, dimension):
         """The noisy average update of one round, and the round recorded.
 
@@ -501,12 +521,7 @@ class DPAggregator:
         if taking_part and np.max(np.abs(total)) >= 2.0 ** (52 - self.frac_bits):
             raise ValueError("the sum of the updates is too large for exact fixed-point "
                              "addition: lower frac_bits or the clipping bound")
-        if self.accountant.detached:  # every round: a copy's budget is not the owner's
-            raise DetachedAccountantError(self.accountant._detached_message())
-        if not self._charged:
-            self.accountant.spend(self.epsilon, self.max_delta,
-                                  label=f"federated training ({self.n_clients} clients)")
-            self._charged = True
+        self.charge()
         sensitivity = self.sensitivity(dimension)
         if self.pld_accountant is not None:
             self._check_pld_coupling(sensitivity, dimension)
