@@ -605,7 +605,7 @@ def permute_and_flip(utilities: ArrayLike, *, sensitivity: float, epsilon: float
     direction between neighbours, e.g. counts) the factor 2 is dropped: permute-and-flip
     is report-noisy-max with exponential noise (Ding et al. 2021), and for monotonic
     utilities the winner's noise need only absorb a one-sided shift of ``sensitivity``,
-    as in the exponential mechanism's monotonic case. ``tests/test_mechanisms_audit.py``
+    as in the exponential mechanism's monotonic case. ``tests/privacy/test_mechanisms_audit.py``
     audits this case on counting utilities, where it is tight (measured 0.97 at a
     claimed 1).
 

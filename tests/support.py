@@ -28,7 +28,25 @@ import pytest
 import sklearn
 from sklearn.utils import estimator_checks
 
-from dptrees import BudgetAccountant
+from dptrees import (
+    BudgetAccountant,
+    DPAdaBoostClassifier,
+    DPDecisionTreeClassifier,
+    DPDecisionTreeRegressor,
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
+    DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
+    DPGradientBoostingClassifier,
+    DPGradientBoostingRegressor,
+    DPPartitionForestClassifier,
+    DPPartitionForestRegressor,
+)
+from dptrees.federated import (
+    DPFederatedGradientBoostingClassifier,
+    DPFederatedGradientBoostingRegressor,
+)
+from dptrees.model_selection import DPRandomSearch
 from dptrees.audit import audit_pair
 from dptrees.exceptions import PrivacyLeakWarning
 
@@ -350,3 +368,47 @@ def parametrize_with_checks(estimators, expected_failed_checks=None):
             marks.append(pytest.mark.xfail(strict=True, reason=reason))
         params.append(pytest.param(estimator, check, marks=marks))
     return pytest.mark.parametrize("estimator, check", params, ids=mark.mark.kwargs.get("ids"))
+
+
+# -- one small fit of every estimator and both searches ---------------------------------
+# (the seed-release and lifecycle tests walk all of them)
+
+def small_table(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    return X, (X[:, 0] + 0.3 * X[:, 1] > 0.6).astype(int)
+
+
+def estimators():
+    clf = dict(bounds=(0.0, 1.0), classes=[0, 1])
+    reg = dict(bounds=(0.0, 1.0), y_bounds=(0.0, 1.0))
+    yield DPDecisionTreeClassifier(max_depth=2, **clf)
+    yield DPDecisionTreeRegressor(max_depth=2, **reg)
+    yield DPPartitionForestClassifier(n_estimators=2, max_depth=2, **clf)
+    yield DPPartitionForestRegressor(n_estimators=2, max_depth=2, **reg)
+    yield DPExtraTreesClassifier(n_estimators=2, max_depth=2, **clf)
+    yield DPExtraTreesRegressor(n_estimators=2, max_depth=2, **reg)
+    yield DPGradientBoostingClassifier(n_estimators=3, max_depth=2, **clf)
+    yield DPGradientBoostingRegressor(n_estimators=3, max_depth=2, **reg)
+    yield DPExplainableBoostingClassifier(n_cycles=2, **clf)
+    yield DPExplainableBoostingRegressor(n_cycles=2, **reg)
+    yield DPAdaBoostClassifier(n_estimators=3, **clf)
+    yield DPFederatedGradientBoostingClassifier(n_estimators=2, max_depth=2, n_clients=300,
+                                                noise_multiplier=2.0, **clf)
+    yield DPFederatedGradientBoostingRegressor(n_estimators=2, max_depth=2, n_clients=300,
+                                               noise_multiplier=2.0, **reg)
+    yield DPRandomSearch(DPDecisionTreeClassifier(**clf), {"max_depth": [1, 2]},
+                         mean_trials=2)
+    yield DPRandomSearch(DPGradientBoostingClassifier(n_estimators=2, max_depth=2, **clf),
+                         {"learning_rate": [0.1, 0.3]}, delta=1e-6, mean_trials=2)
+
+
+ESTIMATORS = list(estimators())
+IDS = [f"{type(e).__name__}-{i}" for i, e in enumerate(ESTIMATORS)]
+
+
+def fit_quietly(est, X, y):
+    target = y.astype(float) if "y_bounds" in est.get_params() else y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # weak-delta warnings of the tiny federations
+        return est.fit(X, target)

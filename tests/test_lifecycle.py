@@ -14,7 +14,7 @@ import dptrees
 from dptrees import BudgetAccountant
 from dptrees._lifecycle import Fit, run_fit
 from dptrees.exceptions import BudgetExceededError
-from test_seed_release import ESTIMATORS, IDS, data, fit
+from support import ESTIMATORS, IDS, fit_quietly, small_table
 
 FITTED = [e for e in ESTIMATORS if not type(e).__name__.endswith("Search")]
 FITTED_IDS = [i for e, i in zip(ESTIMATORS, IDS) if not i.startswith("DPRandomSearch")]
@@ -38,11 +38,11 @@ def test_fit_is_the_one_lifecycle(est):
 
 @pytest.mark.parametrize("est", FITTED, ids=FITTED_IDS)
 def test_a_fit_the_accountant_cannot_pay_for_spends_and_fits_nothing(est):
-    X, y = data()
+    X, y = small_table()
     accountant = BudgetAccountant(epsilon=0.5, delta=1e-3)
     est = clone(est).set_params(accountant=accountant, epsilon=1.0)
     with pytest.raises(BudgetExceededError):
-        fit(est, X, y)
+        fit_quietly(est, X, y)
     assert accountant.spent == (0.0, 0.0)
     assert not hasattr(est, "privacy_ledger_")
 
@@ -52,7 +52,7 @@ def test_the_budget_is_charged_once_after_the_plan_before_the_first_release(est,
                                                                             monkeypatch):
     """The order of the hooks, seen from the estimator: the plan is made from the open
     rows, the charge comes after it, and every release (``_release``) after the charge."""
-    X, y = data()
+    X, y = small_table()
     accountant = BudgetAccountant(epsilon=100.0, delta=0.5)
     est = clone(est).set_params(accountant=accountant, epsilon=1.0)
     seen = []
@@ -66,7 +66,7 @@ def test_the_budget_is_charged_once_after_the_plan_before_the_first_release(est,
             return _original(self, fit_)
 
         monkeypatch.setattr(cls, hook, spy)
-    fit(est, X, y)
+    fit_quietly(est, X, y)
     assert [hook for hook, _ in seen] == ["_plan_fit", "_release", "_record"]
     assert seen[0][1] == 0.0  # planned before anything is spent
     assert seen[1][1] == pytest.approx(1.0)  # charged once, before the first release
@@ -75,7 +75,7 @@ def test_the_budget_is_charged_once_after_the_plan_before_the_first_release(est,
 
 
 def test_run_fit_keeps_no_fit_record_and_no_generator():
-    X, y = data()
+    X, y = small_table()
     est = dptrees.DPDecisionTreeClassifier(max_depth=2, bounds=(0.0, 1.0), classes=[0, 1],
                                            random_state=np.random.default_rng(0))
     with warnings.catch_warnings():

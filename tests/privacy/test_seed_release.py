@@ -25,74 +25,20 @@ from sklearn.base import clone
 
 from dptrees import (
     BudgetAccountant,
-    DPAdaBoostClassifier,
     DPDecisionTreeClassifier,
     DPDecisionTreeRegressor,
-    DPExplainableBoostingClassifier,
-    DPExplainableBoostingRegressor,
-    DPExtraTreesClassifier,
-    DPExtraTreesRegressor,
-    DPGradientBoostingClassifier,
-    DPGradientBoostingRegressor,
-    DPPartitionForestClassifier,
-    DPPartitionForestRegressor,
     PrivacyLeakWarning,
 )
 from dptrees.privacy.report import SEEDED
 from dptrees.audit import audit_pair
 from dptrees.exceptions import DetachedAccountantError
-from dptrees.federated import (
-    DPAggregator,
-    DPFederatedGradientBoostingClassifier,
-    DPFederatedGradientBoostingRegressor,
-)
+from dptrees.federated import DPAggregator
 from dptrees.federated._protocol import ClientContribution, FixedClip
 from dptrees.model_selection import DPRandomSearch
-from support import ALPHA
+from support import ALPHA, ESTIMATORS, IDS, fit_quietly, small_table
 
 RANDOM_TYPES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence,
                 np.random.RandomState)
-
-
-def data(n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, 3))
-    return X, (X[:, 0] + 0.3 * X[:, 1] > 0.6).astype(int)
-
-
-def estimators():
-    clf = dict(bounds=(0.0, 1.0), classes=[0, 1])
-    reg = dict(bounds=(0.0, 1.0), y_bounds=(0.0, 1.0))
-    yield DPDecisionTreeClassifier(max_depth=2, **clf)
-    yield DPDecisionTreeRegressor(max_depth=2, **reg)
-    yield DPPartitionForestClassifier(n_estimators=2, max_depth=2, **clf)
-    yield DPPartitionForestRegressor(n_estimators=2, max_depth=2, **reg)
-    yield DPExtraTreesClassifier(n_estimators=2, max_depth=2, **clf)
-    yield DPExtraTreesRegressor(n_estimators=2, max_depth=2, **reg)
-    yield DPGradientBoostingClassifier(n_estimators=3, max_depth=2, **clf)
-    yield DPGradientBoostingRegressor(n_estimators=3, max_depth=2, **reg)
-    yield DPExplainableBoostingClassifier(n_cycles=2, **clf)
-    yield DPExplainableBoostingRegressor(n_cycles=2, **reg)
-    yield DPAdaBoostClassifier(n_estimators=3, **clf)
-    yield DPFederatedGradientBoostingClassifier(n_estimators=2, max_depth=2, n_clients=300,
-                                                noise_multiplier=2.0, **clf)
-    yield DPFederatedGradientBoostingRegressor(n_estimators=2, max_depth=2, n_clients=300,
-                                               noise_multiplier=2.0, **reg)
-    yield DPRandomSearch(DPDecisionTreeClassifier(**clf), {"max_depth": [1, 2]},
-                         mean_trials=2)
-    yield DPRandomSearch(DPGradientBoostingClassifier(n_estimators=2, max_depth=2, **clf),
-                         {"learning_rate": [0.1, 0.3]}, delta=1e-6, mean_trials=2)
-
-
-ESTIMATORS = list(estimators())
-IDS = [f"{type(e).__name__}-{i}" for i, e in enumerate(ESTIMATORS)]
-
-
-def fit(est, X, y):
-    target = y.astype(float) if "y_bounds" in est.get_params() else y
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # weak-delta warnings of the tiny federations
-        return est.fit(X, target)
 
 
 class _RandomStateFinder(pickle.Pickler):
@@ -124,8 +70,8 @@ def assert_carries_no_seed(obj):
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=IDS)
 def test_a_fit_without_a_seed_releases_nothing_the_noise_can_be_recomputed_from(est, tmp_path):
-    X, y = data()
-    est = fit(clone(est), X, y)
+    X, y = small_table()
+    est = fit_quietly(clone(est), X, y)
     assert_carries_no_seed(est)
     if isinstance(est, DPRandomSearch):
         assert_carries_no_seed(est.best_estimator_)
@@ -161,7 +107,7 @@ def test_a_model_with_a_user_given_seed_says_so_and_saving_it_warns(tmp_path):
     pytest.importorskip("skops.io")
     from dptrees.persistence import save
 
-    X, y = data()
+    X, y = small_table()
     for seed in (0, np.random.default_rng(0)):
         est = DPDecisionTreeClassifier(bounds=(0, 1), classes=[0, 1], random_state=seed)
         report = est.fit(X, y).privacy_report()
@@ -178,7 +124,7 @@ def test_a_pipeline_with_a_seeded_step_warns_when_saved(tmp_path):
 
     from dptrees.persistence import save
 
-    X, y = data()
+    X, y = small_table()
     pipe = make_pipeline(FunctionTransformer(),
                          DPDecisionTreeClassifier(bounds=(0, 1), classes=[0, 1],
                                                   random_state=3)).fit(X, y)
@@ -198,7 +144,7 @@ def _search(random_state=None):
 
 
 def test_a_seeded_search_stays_reproducible_and_releases_the_users_seed_only():
-    X, y = data()
+    X, y = small_table()
     a, b = _search(5).fit(X, y), _search(5).fit(X, y)
     np.testing.assert_array_equal(a.best_estimator_.predict_proba(X),
                                   b.best_estimator_.predict_proba(X))
@@ -211,7 +157,7 @@ def test_the_winner_refits_and_clones_from_the_users_budget():
     cross-validation of it inside a budget spent outside it."""
     from sklearn.model_selection import cross_val_score
 
-    X, y = data()
+    X, y = small_table()
     search = _search().fit(X, y)
     with BudgetAccountant(1.2, 1e-5) as acc:
         clone(search.best_estimator_).fit(X, y)
@@ -224,7 +170,7 @@ def test_the_winner_refits_and_clones_from_the_users_budget():
 
 def test_a_search_whose_trials_read_public_inputs_reports_no_guarantee():
     """Finding 3: trials with ``bounds=None`` leaked; the search claimed (epsilon, 0)."""
-    X, y = data()
+    X, y = small_table()
     search = DPRandomSearch(DPDecisionTreeClassifier(classes=[0, 1]), {"max_depth": [1, 2]},
                             mean_trials=2)
     with pytest.warns(PrivacyLeakWarning):
@@ -239,7 +185,7 @@ def test_a_search_whose_trials_read_public_inputs_reports_no_guarantee():
 
 
 def test_the_search_has_only_the_methods_of_its_estimator():
-    X, y = data()
+    X, y = small_table()
     reg = DPRandomSearch(DPDecisionTreeRegressor(bounds=(0, 1), y_bounds=(0, 1)),
                          {"max_depth": [1, 2]}, scoring="neg_mean_absolute_error",
                          error_bound=1.0, mean_trials=1)
@@ -274,7 +220,7 @@ def _replay_matches(model, search, X, y):
 
 
 def _seed_replay_audit():
-    X0, y0 = data(n=120)
+    X0, y0 = small_table(n=120)
     X1, y1 = X0[1:], y0[1:]  # the neighbour: the first record removed
     search = _search()
 
