@@ -316,7 +316,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 lambda exact: split_utilities(exact[..., 0], ctx.g_scale),
                 lambda i, utilities: ctx.plan.select(
                     utilities, ctx.g_sens, ctx.level_budget, rng_noise, prior,
-                    compose=i == 0, label="selected splits, one level"),
+                    compose=i == 0,
+                    label="split choice of a selected level (its nodes hold disjoint "
+                          "records: one choice per record, tree and level)"),
                 self.n_bins)
         return [private if level < private_levels else
                 selected if level < ctx.select_depth else random for level in range(depth)]
