@@ -11,8 +11,9 @@ present values to the bounds: :mod:`dptrees.data.tables`): the largest code, so 
 ``code <= b`` sends a missing value right unless ``b`` is the last edge.
 """
 
-from libc.math cimport floor
-from libc.stdint cimport uint8_t
+from libc.math cimport INFINITY, floor
+from libc.stdint cimport INT64_MIN, int64_t, uint8_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -69,3 +70,62 @@ def bin_values(const double[::1] x, double lower, double upper, int n_bins, uint
     with nogil:
         for i in range(x.shape[0]):
             out[i] = _code(x[i], lower, scale, n_bins)
+
+
+cdef inline int64_t _key(double x) noexcept nogil:
+    """``x`` as an int64 key in the order of the doubles (-0.0 and 0.0 alike)."""
+    cdef int64_t bits
+    memcpy(&bits, &x, sizeof(double))
+    return bits if bits >= 0 else INT64_MIN - bits
+
+
+cdef inline double _double(int64_t key) noexcept nogil:
+    cdef int64_t bits = key if key >= 0 else INT64_MIN - key
+    cdef double x
+    memcpy(&x, &bits, sizeof(double))
+    return x
+
+
+def edge_thresholds(const double[::1] lower, const double[::1] upper, int n_bins,
+                    const uint8_t[::1] missing, double[:, ::1] out):
+    """``out[j, b]``: the smallest double that :func:`bin_features` puts above bin ``b``
+    of feature ``j`` (``b < n_bins - 1``), i.e. the edge ``lower + (b + 1) width`` as the
+    binning rounds it; infinity for the edge between present and missing values.
+
+    ``(x - lower) * scale`` is monotone in ``x``, so the edge is found by bisection over
+    the doubles (as ordered int64 keys) between the middles of the two bins it divides,
+    with the binning's own arithmetic: a value ``x`` on it goes right, and so does the
+    printed rule ``x < edge``. Public: a function of the bounds and ``n_bins`` only.
+    """
+    cdef Py_ssize_t j, b, p = lower.shape[0]
+    cdef int present
+    cdef double scale, width, nominal, span
+    cdef int64_t left, right, middle
+    if not 2 <= n_bins <= 256:
+        raise ValueError("n_bins must be in [2, 256]")
+    if (upper.shape[0] != p or missing.shape[0] != p or out.shape[0] != p
+            or out.shape[1] != n_bins - 1):
+        raise ValueError("shapes of bounds, missing and out do not agree")
+    for j in range(p):
+        if not upper[j] > lower[j]:
+            raise ValueError("every upper bound must exceed its lower bound")
+    with nogil:
+        for j in range(p):
+            present = n_bins - (1 if missing[j] else 0)
+            span = upper[j] - lower[j]
+            scale = present / span  # as bin_features computes it
+            width = span / present
+            for b in range(n_bins - 1):
+                if b + 1 >= present:  # the edge between present and missing values
+                    out[j, b] = INFINITY
+                    continue
+                nominal = lower[j] + (b + 1) * width
+                left = _key(nominal - width / 2)
+                right = _key(nominal + width / 2)
+                while left < right - 1:  # (right - left can overflow)
+                    middle = left // 2 + right // 2 + (left % 2 + right % 2) // 2
+                    if (_double(middle) - lower[j]) * scale >= b + 1:
+                        right = middle
+                    else:
+                        left = middle
+                out[j, b] = _double(right)

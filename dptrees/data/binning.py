@@ -75,49 +75,16 @@ class Binner:
         value goes right). Public: a function of the bounds and ``n_bins`` only."""
         table = self.__dict__.get("_threshold_table")
         if table is None:  # computed once per binner, not saved with it
-            n_features = self.lower.shape[0]
-            table = self._edges(np.repeat(np.arange(n_features), self.n_bins - 1),
-                                np.tile(np.arange(self.n_bins - 1), n_features))
-            self._threshold_table = table.reshape(n_features, self.n_bins - 1)
-        return self._threshold_table[feature, bin_threshold]
+            table = np.empty((self.lower.shape[0], self.n_bins - 1))
+            _binning.edge_thresholds(self.lower, self.upper, self.n_bins, self.missing,
+                                     table)
+            self._threshold_table = table
+        return table[feature, bin_threshold]
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_threshold_table", None)
         return state
-
-    def _edges(self, feature, bin_threshold):
-        """The thresholds of :meth:`thresholds`, computed."""
-        above = bin_threshold.astype(np.int64) + 1  # the first bin on the right
-        has_missing = self.missing[feature] != 0
-        present = self.n_bins - has_missing.astype(np.intc)
-        lower = self.lower[feature]
-        span = self.upper[feature] - lower
-        scale = present / span  # as _core._binning.bin_features computes it
-        width = span / present
-        nominal = lower + above * width
-        # (x - lower) * scale is monotone in x: bisect, over the doubles between the
-        # middles of the two bins (one on each side), for the first one binned right.
-        left, right = _ordered(nominal - width / 2), _ordered(nominal + width / 2)
-        while np.any(right - left > 1):
-            middle = left // 2 + right // 2 + (left % 2 + right % 2) // 2  # no overflow
-            goes_right = (_from_ordered(middle) - lower) * scale >= above
-            right = np.where(goes_right, middle, right)
-            left = np.where(goes_right, left, middle)
-        edge = _from_ordered(right).reshape(np.shape(nominal))
-        return np.where(has_missing & (above == self.n_bins - 1), np.inf, edge)
-
-
-def _ordered(x):
-    """Doubles as int64 keys in the same order (-0.0 and 0.0 alike), to bisect over."""
-    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
-    return np.where(bits >= 0, bits, np.iinfo(np.int64).min - bits)
-
-
-def _from_ordered(key):
-    """The doubles of :func:`_ordered` keys."""
-    bits = np.where(key >= 0, key, np.iinfo(np.int64).min - key)
-    return np.ascontiguousarray(bits, dtype=np.int64).view(np.float64)
 
 
 def missing_features(bounds):
