@@ -14,11 +14,6 @@ __all__ = ["check_feature_names"]
 
 
 def check_feature_names(estimator, X, *, reset):
-    """scikit-learn's feature-name rules for ``X``. A polars frame is shown to it as an
-    empty pandas frame with the same columns: scikit-learn < 1.6 does not read polars
-    column names (only the names are compared, so nothing is copied)."""
-    if hasattr(X, "schema") and hasattr(X, "to_pandas") and hasattr(X, "columns"):
-        import pandas as pd
-
-        X = pd.DataFrame(columns=list(X.columns))
+    """scikit-learn's feature-name rules for ``X`` (a function from 1.6, a method
+    before)."""
     _sklearn_check_feature_names(estimator, X, reset=reset)

@@ -267,7 +267,9 @@ def check_feature_names(estimator, X, *, reset):
     (``reset=True``, at fit), or check that ``X`` has the names and order seen at fit
     (``reset=False``), with scikit-learn's rules and messages: a frame with other or
     reordered columns is refused; a frame where an array was fitted (or the reverse)
-    gives a warning. Arrays, memmaps and block sources have no names.
+    gives a warning. Polars and Dask dataframes and 2-D :class:`~dptrees.Parquet`
+    sources have their columns' names (read from their metadata); arrays, memmaps and
+    :class:`~dptrees.Blocks` have none.
 
     Parameters
     ----------
@@ -278,7 +280,30 @@ def check_feature_names(estimator, X, *, reset):
     reset : bool
         True at fit (keep the names), False at predict (check them).
     """
+    names = _metadata_column_names(X)
+    if names is not None:
+        try:
+            import pandas as pd
+        except ImportError:  # scikit-learn keeps names of frames only
+            pass
+        else:  # only the names are compared: an empty frame, nothing is read or copied
+            X = pd.DataFrame(columns=names)
     _compat.check_feature_names(estimator, X, reset=reset)
+
+
+def _metadata_column_names(X):
+    """The column names of a table whose names are metadata that scikit-learn does not
+    read (a polars frame before scikit-learn 1.6, a Dask dataframe, a 2-D
+    :class:`~dptrees.Parquet` source), or None. Reading them reads no row."""
+    from dptrees._sources._parquet import Parquet
+
+    if isinstance(X, Parquet):
+        return None if X.one_column else list(X.columns)
+    polars = hasattr(X, "schema") and hasattr(X, "to_pandas")
+    dask_frame = hasattr(X, "__dask_graph__") and hasattr(X, "npartitions")
+    if (polars or dask_frame) and hasattr(X, "columns"):
+        return list(X.columns)
+    return None
 
 
 def check_features(X, *, n_features=None, estimator=None, name="X", copy=False):

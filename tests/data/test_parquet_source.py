@@ -98,3 +98,37 @@ def test_a_null_in_a_row_group_raises_before_anything_is_spent(tmp_path, data):
     with pytest.raises(ValueError, match="NaN.*starting at row 2100"):
         est.fit(Parquet(path, FEATURES), Parquet(path, "label"))
     assert acc.spent == (0.0, 0.0)
+
+
+def test_a_parquet_fit_keeps_the_column_names(data):
+    pd = pytest.importorskip("pandas")
+    path, X, label, _ = data
+    named_bounds = {name: (0.0, 1.0) for name in FEATURES}
+    tree = DPDecisionTreeClassifier(epsilon=2.0, max_depth=3, classes=[0, 1],
+                                    bounds=named_bounds, random_state=0)
+    tree.fit(Parquet(path, FEATURES), Parquet(path, "label"))
+    assert list(tree.feature_names_in_) == FEATURES
+    frame = pd.DataFrame(X, columns=FEATURES)
+    expected = DPDecisionTreeClassifier(**tree.get_params()).fit(frame, label)
+    np.testing.assert_array_equal(tree.predict(frame), expected.predict(frame))
+    with pytest.raises(ValueError, match="feature names"):
+        tree.predict(frame.rename(columns={"x0": "other"}))
+    reordered = DPDecisionTreeClassifier(**tree.get_params()).fit(
+        Parquet(path, FEATURES[::-1]), Parquet(path, "label"))
+    assert list(reordered.feature_names_in_) == FEATURES[::-1]
+
+
+def test_a_dask_frame_fit_keeps_the_column_names(data, dask_client):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    _, X, label, _ = data
+    frame = pd.DataFrame(X, columns=FEATURES)
+    Xd = dd.from_pandas(frame, npartitions=3)
+    yd = dd.from_pandas(pd.Series(label), npartitions=3)
+    gb = DPGradientBoostingClassifier(n_estimators=3, max_depth=2, classes=[0, 1],
+                                      bounds={name: (0.0, 1.0) for name in FEATURES},
+                                      random_state=0)
+    gb.fit(Xd, yd)
+    assert list(gb.feature_names_in_) == FEATURES
+    expected = DPGradientBoostingClassifier(**gb.get_params()).fit(frame, label)
+    np.testing.assert_array_equal(gb.predict_proba(frame), expected.predict_proba(frame))
