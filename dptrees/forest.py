@@ -285,6 +285,33 @@ _COMMON_DOC = """
     RANDOM_STATE_DOC
 
 
+_AUTO_TREES_DOC = """
+        ``"auto"``: :func:`auto_n_estimators` of ``epsilon`` (1 tree up to epsilon 4, one
+        more per 2 units of epsilon, at most 10; a rule in the public epsilon only). It
+        was 10 before."""
+_AUTO_THRESHOLDS_DOC = """
+        ``"auto"``: :func:`auto_n_thresholds` of ``n_bins``, half the edges rounded up
+        (20 for 40 bins; a rule in the public ``n_bins`` only), chosen on validation
+        rows (:func:`auto_n_thresholds`)."""
+_MAX_FEATURES_NOTE = """ All
+        features beat ``"sqrt"`` on validation rows of Adult
+        (``experiments/small_eps_trees.py``). The candidates are drawn without reading
+        the data whatever ``K``."""
+
+
+#: The attributes every forest has, first in its list.
+_TREES_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    n_estimators_ : int
+        The number of trees grown (``n_estimators``, or its ``"auto"`` value)."""
+_EXTRA_ATTRIBUTES_DOC = _TREES_ATTRIBUTES_DOC + """
+    max_features_ : int
+    n_thresholds_ : int
+        Random edges per drawn feature (``n_thresholds``, or its ``"auto"`` value)."""
+
+
 @estimator_doc(
     task='regression',
     see_also=[('DPDecisionTreeRegressor', 'the single tree each part grows'),
@@ -315,12 +342,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     epsilon : float, default=1.0
     leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`.""" + _COMMON_DOC + """
-
-    Attributes
-    ----------
-    estimators_ : list of Tree
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or its ``"auto"`` value).
+""" + _TREES_ATTRIBUTES_DOC + """
     epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_, budget_, privacy_leaks_,
     n_features_in_, bounds_, y_bounds_
         ``budget_`` is each tree's; ``tree_epsilon_`` equals ``epsilon``.
@@ -360,22 +382,14 @@ class DPPartitionForestClassifier(_ClassificationForest):
 
     Parameters
     ----------
-    n_estimators : int or "auto", default="auto"
-        ``"auto"``: :func:`auto_n_estimators` of ``epsilon`` (1 tree up to epsilon 4, one
-        more per 2 units of epsilon, at most 10; a rule in the public epsilon only). It
-        was 10 before.
+    n_estimators : int or "auto", default="auto\"""" + _AUTO_TREES_DOC + """
     epsilon : float, default=1.0
     leaf, classes, prior_strength
         As for :class:`~dptrees.tree.DPDecisionTreeClassifier`.
     max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeClassifier` (defaults ``"auto"`` and
         ``(0.5, 2.0, 1.0)``).""" + _COMMON_DOC + """
-
-    Attributes
-    ----------
-    estimators_ : list of Tree
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or its ``"auto"`` value).
+""" + _TREES_ATTRIBUTES_DOC + """
     classes_, n_classes_, epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_,
     budget_, privacy_leaks_
     """
@@ -425,20 +439,6 @@ _EXTRA_DOC = """
         Give each tree a disjoint part of the data and the full ``epsilon``."""
 
 
-_AUTO_TREES_DOC = """
-        ``"auto"``: :func:`auto_n_estimators` of ``epsilon`` (1 tree up to epsilon 4, one
-        more per 2 units of epsilon, at most 10; a rule in the public epsilon only). It
-        was 10 before."""
-_AUTO_THRESHOLDS_DOC = """
-        ``"auto"``: :func:`auto_n_thresholds` of ``n_bins``, half the edges rounded up
-        (20 for 40 bins; a rule in the public ``n_bins`` only), chosen on validation
-        rows (:func:`auto_n_thresholds`)."""
-_MAX_FEATURES_NOTE = """ All
-        features beat ``"sqrt"`` on validation rows of Adult
-        (``experiments/small_eps_trees.py``). The candidates are drawn without reading
-        the data whatever ``K``."""
-
-
 @estimator_doc(
     task='regression',
     see_also=[('DPPartitionForestRegressor', 'greedy trees on disjoint parts'),
@@ -457,22 +457,11 @@ class DPExtraTreesRegressor(_RegressionForest):
     target="``y_bounds``", n_estimators_type="int", n_estimators_default="10",
     n_estimators_auto="", max_features_default='"sqrt"', max_features_note="",
     n_thresholds_type='int or "auto"', n_thresholds_default='"auto"',
-    n_thresholds_auto="""
-        ``"auto"``: :func:`auto_n_thresholds` of ``n_bins``, half the edges rounded up
-        (20 for 40 bins; a rule in the public ``n_bins`` only), chosen on validation
-        rows (:func:`auto_n_thresholds`).""") + """
+    n_thresholds_auto=_AUTO_THRESHOLDS_DOC) + """
     leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
         the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """
-
-    Attributes
-    ----------
-    estimators_ : list of Tree
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or its ``"auto"`` value).
-    max_features_ : int
-    n_thresholds_ : int
-        Random edges per drawn feature (``n_thresholds``, or its ``"auto"`` value).
+""" + _EXTRA_ATTRIBUTES_DOC + """
     epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_, budget_, privacy_leaks_,
     n_features_in_, bounds_, y_bounds_
     """)
@@ -513,15 +502,7 @@ class DPExtraTreesClassifier(_ClassificationForest):
         As for :class:`~dptrees.tree.DPDecisionTreeClassifier` (defaults ``"auto"``, of
         each tree's epsilon, and ``(0.5, 2.0, 1.0)``).
 """ + _COMMON_DOC + """
-
-    Attributes
-    ----------
-    estimators_ : list of Tree
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or its ``"auto"`` value).
-    max_features_ : int
-    n_thresholds_ : int
-        Random edges per drawn feature (``n_thresholds``, or its ``"auto"`` value).
+""" + _EXTRA_ATTRIBUTES_DOC + """
     classes_, n_classes_, epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_,
     budget_, privacy_leaks_
     """)
