@@ -280,7 +280,7 @@ def check_feature_names(estimator, X, *, reset):
     reset : bool
         True at fit (keep the names), False at predict (check them).
     """
-    names = _metadata_column_names(X)
+    names = metadata_column_names(X)
     if names is not None:
         try:
             import pandas as pd
@@ -291,7 +291,7 @@ def check_feature_names(estimator, X, *, reset):
     _compat.check_feature_names(estimator, X, reset=reset)
 
 
-def _metadata_column_names(X):
+def metadata_column_names(X):
     """The column names of a table whose names are metadata that scikit-learn does not
     read (a polars frame before scikit-learn 1.6, a Dask dataframe, a 2-D
     :class:`~dptrees.Parquet` source), or None. Reading them reads no row."""

@@ -26,12 +26,13 @@ from dptrees.data.domains import check_bounds, check_y_bounds
 
 from dptrees._sources._array import ArraySource
 from dptrees._sources._blocks import DEFAULT_BLOCK_ROWS, BlockSource
+from dptrees._sources._encoded import EncodedBlocks, encode_blocks
 from dptrees._sources._parquet import Parquet
 from dptrees._sources._protocol import BlockwiseRowSource, RowSource
 
 __all__ = ["ArraySource", "BlockSource", "Blocks", "BlockwiseRowSource", "Parquet",
-           "RowSource", "encode_regression_targets", "is_blockwise", "open_source",
-           "public_binner"]
+           "RowSource", "encode_blocks", "encode_regression_targets", "is_blockwise",
+           "open_source", "public_binner"]
 
 
 class Blocks:
@@ -73,7 +74,8 @@ def _is_dask(obj):
 def is_blockwise(X, y=None):
     """Whether ``fit(X, y)`` reads its rows block by block (Dask, memmaps,
     :class:`Blocks`) rather than from an array in memory."""
-    return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, Parquet, np.memmap))
+    return _is_dask(X) or _is_dask(y) or isinstance(X, (Blocks, Parquet, EncodedBlocks,
+                                                           np.memmap))
 
 
 def public_binner(source, bounds, n_bins, max_rows, feature_names=None):
@@ -116,7 +118,7 @@ def open_source(X, y, *, n_jobs=1, sample_weight=None) -> RowSource:
     if isinstance(X, Blocks):
         return BlockSource(X.X, y, block_rows=X.block_rows, cache_dir=X.cache_dir,
                            n_jobs=n_jobs)
-    if isinstance(X, Parquet):
+    if isinstance(X, (Parquet, EncodedBlocks)):
         return BlockSource(X, y, block_bounds=X.block_bounds(), n_jobs=n_jobs)
     if isinstance(X, np.memmap):
         return BlockSource(X, y, n_jobs=n_jobs)

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dptrees._sources import is_blockwise
+from dptrees._sources import encode_blocks, is_blockwise
 from dptrees.data.domains import by_feature_index
-from dptrees.validation import check_feature_names, warn_privacy_leak
+from dptrees.validation import check_feature_names, metadata_column_names, warn_privacy_leak
 
 __all__ = ["BOUNDS_DOC", "Numeric", "TableColumnsMixin", "TableEncoding", "category_codes",
            "columns_of", "fit_columns", "is_bounds_pair", "keeps_columns_on_failure",
@@ -368,13 +368,7 @@ def fit_columns(estimator, X):
     names_domains = isinstance(bounds, dict) and any(
         _is_categories(v) or isinstance(v, Numeric) for v in bounds.values())
     if is_blockwise(X):
-        if names_domains:
-            raise ValueError(
-                "categorical columns and Numeric domains (missing values) are supported "
-                "for data in memory; for data read in blocks (memmaps, Parquet, Dask), "
-                "encode them as numbers first, e.g. with "
-                "dptrees.preprocessing.PublicSchemaEncoder")
-        return X
+        return _encode_blocks(estimator, X, bounds) if names_domains else X
     frame = _as_pandas(X)  # a polars frame is converted once, here
     if not (names_domains or _has_text(X if frame is None else frame)):
         return X
@@ -411,6 +405,37 @@ def fit_columns(estimator, X):
     X = encoding._encode(columns)
     estimator._table_encoding = encoding
     return X
+
+
+def _encode_blocks(estimator, X, bounds):
+    """A table read in blocks whose schema dict names categories or Numeric domains: its
+    encoding is fitted from the public domains alone (no row is read; categories must be
+    given, they are never read from blocks) and applied to each block as it is read
+    (:func:`dptrees._sources.encode_blocks`). Sets ``estimator._table_encoding``."""
+    names = metadata_column_names(X)
+    if names is None or not hasattr(X, "columns"):
+        raise ValueError(
+            "categorical columns and Numeric domains (missing values) on data read in "
+            "blocks need its column names: a Dask dataframe or a 2-D dptrees.Parquet "
+            "source. For memmaps, Blocks and Dask arrays, encode them as numbers first, "
+            "e.g. with dptrees.preprocessing.PublicSchemaEncoder")
+    labels = [f"column {name!r}" for name in names]
+    categories, numeric_bounds, missing = {}, {}, {}
+    for j, spec in sorted(_domain_by_column(bounds, len(names), names).items()):
+        if isinstance(spec, Numeric):
+            numeric_bounds[j] = (spec.lower, spec.upper)
+            if spec.missing:
+                missing[j] = spec
+        elif _is_categories(spec):
+            categories[j] = _categories_of(spec, None, labels[j], [], None)
+        else:
+            numeric_bounds[j] = spec
+    for j in range(len(names)):  # not in the dict: numeric, bounds read from the data
+        if j not in categories:
+            numeric_bounds.setdefault(j, None)
+    encoding = TableEncoding(categories, labels, names, numeric_bounds, [], missing)
+    estimator._table_encoding = encoding
+    return encode_blocks(X, encoding)
 
 
 # What fit_columns learns of a fit's columns.

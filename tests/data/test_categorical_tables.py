@@ -8,13 +8,16 @@
   data: it costs no privacy, and a missing value at predict time follows its route.
 * Categories not given are read from the data with a ``PrivacyLeakWarning`` recorded in
   ``privacy_leaks_``; values outside the public categories, undeclared missing numbers
-  and tables read in blocks are clear errors, raised before anything is spent.
+  and memmaps or Blocks with categories are clear errors, raised before anything is
+  spent. A Dask dataframe or a Parquet file with the same schema dict gives the frame's
+  model, bit for bit.
 """
 
 import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from dptrees import (
     BudgetAccountant,
@@ -268,3 +271,63 @@ def test_a_polars_frame_gives_the_pandas_frames_model():
     assert est.categories_ == {"colour": COLOURS, "size": SIZES}
     with pytest.raises(ValueError, match="feature names should match"):
         est.predict(frame.select(["colour", "age", "size", "member"]))
+
+
+def _in_blocks(X, kind, tmp_path):
+    """The frame ``X`` read in blocks: a Dask dataframe of 3 partitions, or a Parquet
+    file of row groups of 150 rows."""
+    if kind == "dask":
+        dd = pytest.importorskip("dask.dataframe")
+        return dd.from_pandas(X, npartitions=3)
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    from dptrees import Parquet
+
+    path = tmp_path / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(X, preserve_index=False), path, row_group_size=150)
+    return Parquet(path, list(X.columns))
+
+
+@pytest.mark.parametrize("kind", ["dask", "parquet"])
+@pytest.mark.parametrize("est", [DPDecisionTreeClassifier(classes=[0, 1], random_state=0),
+                                 DPGradientBoostingClassifier(n_estimators=5, classes=[0, 1],
+                                                              random_state=0)],
+                         ids=["tree", "boosting"])
+def test_a_table_read_in_blocks_gives_the_frames_model(est, kind, tmp_path, request):
+    if kind == "dask":
+        request.getfixturevalue("dask_client")
+    X, y = table()
+    labels = (y > 1.5).astype(int)
+    in_memory = fit(clone(est).set_params(bounds=DOMAIN), X, labels)
+    blocks = fit(clone(est).set_params(bounds=DOMAIN), _in_blocks(X, kind, tmp_path), labels)
+    assert list(blocks.feature_names_in_) == list(X.columns)
+    np.testing.assert_array_equal(blocks.predict_proba(X), in_memory.predict_proba(X))
+    assert blocks.privacy_ledger_ == in_memory.privacy_ledger_
+    assert blocks.privacy_leaks_ == in_memory.privacy_leaks_ == []
+    with pytest.raises(ValueError, match="feature names should match"):
+        blocks.predict(X[["colour", "age", "size", "member"]])
+
+
+def test_categories_of_a_table_in_blocks_must_be_given(tmp_path):
+    X, y = table()
+    pytest.importorskip("pyarrow")
+    est = DPDecisionTreeClassifier(classes=[0, 1], bounds={"age": (0.0, 100.0),
+                                                           "colour": COLOURS,
+                                                           "member": (0.0, 1.0)})
+    with pytest.raises((TypeError, ValueError), match="size"):
+        fit(est, _in_blocks(X, "parquet", tmp_path), (y > 1.5).astype(int))
+
+
+def test_a_numeric_missing_bin_in_a_parquet_file_gives_the_frames_model(tmp_path):
+    from dptrees import Numeric
+
+    rng = np.random.default_rng(0)
+    age = rng.uniform(0, 100, 800)
+    age[rng.random(800) < 0.1] = np.nan
+    X = pd.DataFrame({"age": age, "colour": rng.choice(COLOURS, 800)})
+    y = ((np.nan_to_num(age, nan=50.0) > 50) | (X["colour"] == "red")).astype(int)
+    domain = {"age": Numeric(0.0, 100.0, missing=True), "colour": COLOURS}
+    est = DPDecisionTreeClassifier(bounds=domain, classes=[0, 1], random_state=0)
+    in_memory = fit(clone(est), X, y)
+    blocks = fit(clone(est), _in_blocks(X, "parquet", tmp_path), y)
+    np.testing.assert_array_equal(blocks.predict_proba(X), in_memory.predict_proba(X))

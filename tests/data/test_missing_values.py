@@ -229,10 +229,10 @@ def test_a_numeric_domain_is_checked(args, kwargs, error, match):
         Numeric(*args, **kwargs)
 
 
-def test_blocks_refuse_numeric_domains():
+def test_unnamed_blocks_refuse_numeric_domains():
     X, y, _ = table(missing_rate=0.0)
     est = DPDecisionTreeClassifier(bounds=DOMAIN, classes=[0, 1])
-    with pytest.raises(ValueError, match="in memory"):
+    with pytest.raises(ValueError, match="need its column names"):
         est.fit(Blocks(X.to_numpy()), y)
 
 
