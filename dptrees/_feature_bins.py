@@ -75,12 +75,14 @@ class FeatureBins(NamedTuple):
 
 
 def number(x, decimals):
-    """``x`` rounded to ``decimals``, without a trailing ``.0`` for whole numbers."""
+    """``x`` rounded to ``decimals``, without a trailing ``.0`` for whole numbers, and
+    ``0`` for what rounds to zero from below (not ``-0``)."""
     x = float(x)
     if x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     text = f"{x:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text == "-0" else text
 
 
 def feature_bins(estimator, feature_names):

@@ -294,11 +294,16 @@ def check_feature_names(estimator, X, *, reset):
 def metadata_column_names(X):
     """The column names of a table whose names are metadata that scikit-learn does not
     read (a polars frame before scikit-learn 1.6, a Dask dataframe, a 2-D
-    :class:`~dptrees.Parquet` source), or None. Reading them reads no row."""
-    from dptrees._sources._parquet import Parquet
+    :class:`~dptrees.Parquet` source, :class:`~dptrees.Blocks` of a pandas frame), or
+    None. Reading them reads no row."""
+    from dptrees._sources import Blocks, Parquet
 
     if isinstance(X, Parquet):
         return None if X.one_column else list(X.columns)
+    if isinstance(X, Blocks):
+        frame = X.X
+        return list(frame.columns) if hasattr(frame, "columns") and hasattr(frame, "iloc") \
+            else None
     polars = hasattr(X, "schema") and hasattr(X, "to_pandas")
     dask_frame = hasattr(X, "__dask_graph__") and hasattr(X, "npartitions")
     if (polars or dask_frame) and hasattr(X, "columns"):

@@ -14,7 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from dptrees import DPDecisionTreeRegressor, DPExplainableBoostingRegressor, Numeric
+from dptrees import (
+    DPDecisionTreeRegressor,
+    DPExplainableBoostingRegressor,
+    DPGradientBoostingRegressor,
+    Numeric,
+)
 from dptrees.datasets import CALIFORNIA_HOUSING_BOUNDS, load_california_housing
 from dptrees.plot import export_text, plot_shape, plot_terms, plot_tree
 
@@ -44,6 +49,15 @@ tree = DPDecisionTreeRegressor(epsilon=1.0, max_depth=3, bounds=domain, y_bounds
                                random_state=0).fit(X, y)
 print(export_text(tree, show_counts=False, decimals=1))
 plot_tree(tree, decimals=1)
+plt.show()
+
+# %%
+# One tree of gradient boosting (its first round, depth 4): the same rules, and the
+# released leaf value of each leaf. ``plot_tree`` sizes the text to the figure;
+# ``max_depth=2`` would draw the top two levels only.
+gb = DPGradientBoostingRegressor(epsilon=1.0, bounds=domain, y_bounds=y_bounds,
+                                 random_state=0).fit(X, y)
+plot_tree(gb, index=0, decimals=1)
 plt.show()
 
 # %%

@@ -1,6 +1,6 @@
-"""Tables read in blocks and encoded as they are read: a Dask dataframe or a
-:class:`~dptrees.Parquet` source whose columns have public domains (categories, a
-missing bin) in a schema dict.
+"""Tables read in blocks and encoded as they are read: a Dask dataframe, a
+:class:`~dptrees.Parquet` source or :class:`~dptrees.Blocks` of a data frame, whose
+columns have public domains (categories, a missing bin) in a schema dict.
 
 The encoding (:class:`dptrees.data.tables.TableEncoding`) is fitted from the public
 domains alone, before any row is read, and is the one ``predict`` applies to a frame in
@@ -14,8 +14,8 @@ __all__ = ["EncodedBlocks", "encode_blocks"]
 
 
 class EncodedBlocks:
-    """Row blocks of ``table`` (read by row slices, with ``block_bounds()``), encoded to
-    float64 features by ``encoding`` as they are read."""
+    """Row blocks of ``table`` (read by row slices; a data frame by position), encoded
+    to float64 features by ``encoding`` as they are read."""
 
     ndim = 2
 
@@ -31,7 +31,8 @@ class EncodedBlocks:
         return self.table.block_bounds()
 
     def __getitem__(self, rows):
-        return self.encoding.transform(self.table[rows])
+        table = self.table.iloc if hasattr(self.table, "iloc") else self.table
+        return self.encoding.transform(table[rows])
 
     def __array__(self, dtype=None, copy=None):
         out = self[:]
@@ -46,8 +47,14 @@ def _encode_partition(part, encoding):
 
 
 def encode_blocks(X, encoding):
-    """``X`` (a Dask dataframe or a :class:`~dptrees.Parquet` source) with each block
-    encoded by the fitted ``encoding`` as it is read; nothing is read here."""
+    """``X`` (a Dask dataframe, a :class:`~dptrees.Parquet` source or
+    :class:`~dptrees.Blocks` of a data frame) with each block encoded by the fitted
+    ``encoding`` as it is read; nothing is read here."""
+    from dptrees._sources import Blocks
+
+    if isinstance(X, Blocks):
+        return Blocks(EncodedBlocks(X.X, encoding), block_rows=X.block_rows,
+                      cache_dir=X.cache_dir)
     if hasattr(X, "map_partitions"):
         import pandas as pd
 

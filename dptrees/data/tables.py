@@ -413,12 +413,13 @@ def _encode_blocks(estimator, X, bounds):
     given, they are never read from blocks) and applied to each block as it is read
     (:func:`dptrees._sources.encode_blocks`). Sets ``estimator._table_encoding``."""
     names = metadata_column_names(X)
-    if names is None or not hasattr(X, "columns"):
+    if names is None:
         raise ValueError(
             "categorical columns and Numeric domains (missing values) on data read in "
-            "blocks need its column names: a Dask dataframe or a 2-D dptrees.Parquet "
-            "source. For memmaps, Blocks and Dask arrays, encode them as numbers first, "
-            "e.g. with dptrees.preprocessing.PublicSchemaEncoder")
+            "blocks need its column names: a Dask dataframe, a 2-D dptrees.Parquet "
+            "source or dptrees.Blocks of a pandas frame. For memmaps, Dask arrays and "
+            "Blocks of an array, encode them as numbers first, e.g. with "
+            "dptrees.preprocessing.PublicSchemaEncoder")
     labels = [f"column {name!r}" for name in names]
     categories, numeric_bounds, missing = {}, {}, {}
     for j, spec in sorted(_domain_by_column(bounds, len(names), names).items()):

@@ -274,8 +274,12 @@ def test_a_polars_frame_gives_the_pandas_frames_model():
 
 
 def _in_blocks(X, kind, tmp_path):
-    """The frame ``X`` read in blocks: a Dask dataframe of 3 partitions, or a Parquet
-    file of row groups of 150 rows."""
+    """The frame ``X`` read in blocks: a Dask dataframe of 3 partitions, a Parquet file
+    of row groups of 150 rows, or ``Blocks`` of 150 rows of the frame."""
+    if kind == "blocks":
+        from dptrees import Blocks
+
+        return Blocks(X, block_rows=150)
     if kind == "dask":
         dd = pytest.importorskip("dask.dataframe")
         return dd.from_pandas(X, npartitions=3)
@@ -288,7 +292,7 @@ def _in_blocks(X, kind, tmp_path):
     return Parquet(path, list(X.columns))
 
 
-@pytest.mark.parametrize("kind", ["dask", "parquet"])
+@pytest.mark.parametrize("kind", ["dask", "parquet", "blocks"])
 @pytest.mark.parametrize("est", [DPDecisionTreeClassifier(classes=[0, 1], random_state=0),
                                  DPGradientBoostingClassifier(n_estimators=5, classes=[0, 1],
                                                               random_state=0)],
