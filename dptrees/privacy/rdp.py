@@ -24,6 +24,7 @@ from dptrees.privacy.rdp_curves import (
     _check_mean_runs,
     _dp_accounting,
     _event_rdp,
+    default_orders,
     _pure_dp_rdp,
     _subsampled_discrete_gaussian_rdp,
 )
@@ -62,8 +63,10 @@ class RDPAccountant:
     ----------
     orders : sequence of float, optional
         Renyi orders (each ``> 1``) at which divergences are tracked; epsilon is minimised
-        over them. Defaults to ``dp_accounting``'s ``DEFAULT_RDP_ORDERS`` (1.1 to 1024),
-        suited to the usual privacy regimes.
+        over them. Defaults to ``dp_accounting``'s ``DEFAULT_RDP_ORDERS`` (1.1 to 1024)
+        and larger orders up to ``2**20``
+        (:data:`~dptrees.privacy.rdp_curves.LARGE_ORDERS`), which the smallest budgets
+        need.
 
     See Also
     --------
@@ -94,9 +97,8 @@ class RDPAccountant:
     """
 
     def __init__(self, orders: ArrayLike | None = None) -> None:
-        dpa = _dp_accounting()
         if orders is None:
-            orders = dpa.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
+            orders = default_orders()
         orders = np.asarray(orders, dtype=float)
         if orders.ndim != 1 or orders.size == 0:
             raise ValueError("orders must be a non-empty 1-D sequence of numbers.")

@@ -644,7 +644,7 @@ BAD_PARAMS = [
     (dict(verbose="loud"), ValueError, "verbose"),
     (dict(accountant="acc"), TypeError, "accountant"),
     (dict(bounds=(1.0, 0.0)), ValueError, "bounds"),
-    (dict(epsilon=1e-9), ValueError, "out of reach"),
+    (dict(epsilon=1e-9), ValueError, "out of the exact samplers' range"),
 ]
 
 

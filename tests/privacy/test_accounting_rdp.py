@@ -112,7 +112,7 @@ class TestPureDPCurve:
             rdp_curves._pure_dp_rdp(1.0, DEFAULT_ORDERS)[0] = 0.0
 
     def test_compose_laplace_uses_it(self):
-        acc = RDPAccountant().compose_laplace(0.5, count=3).compose_gaussian(2.0)
+        acc = RDPAccountant(DEFAULT_ORDERS).compose_laplace(0.5, count=3).compose_gaussian(2.0)
         expected = 3 * rdp_curves._pure_dp_rdp(0.5, DEFAULT_ORDERS) + _continuous_rdp(
             dp_accounting.GaussianDpEvent(2.0), DEFAULT_ORDERS
         )
