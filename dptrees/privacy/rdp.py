@@ -24,7 +24,6 @@ from dptrees.privacy.rdp_curves import (
     _check_mean_runs,
     _dp_accounting,
     _event_rdp,
-    default_orders,
     _pure_dp_rdp,
     _subsampled_discrete_gaussian_rdp,
 )
@@ -63,10 +62,9 @@ class RDPAccountant:
     ----------
     orders : sequence of float, optional
         Renyi orders (each ``> 1``) at which divergences are tracked; epsilon is minimised
-        over them. Defaults to ``dp_accounting``'s ``DEFAULT_RDP_ORDERS`` (1.1 to 1024)
-        and larger orders up to ``2**20``
-        (:data:`~dptrees.privacy.rdp_curves.LARGE_ORDERS`), which the smallest budgets
-        need.
+        over them. Defaults to ``dp_accounting``'s ``DEFAULT_RDP_ORDERS`` (1.1 to 1024),
+        suited to the usual privacy regimes; the smallest zCDP budgets need larger
+        orders (:func:`~dptrees.privacy.rdp_curves.zcdp_orders`).
 
     See Also
     --------
@@ -98,7 +96,7 @@ class RDPAccountant:
 
     def __init__(self, orders: ArrayLike | None = None) -> None:
         if orders is None:
-            orders = default_orders()
+            orders = _dp_accounting().rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
         orders = np.asarray(orders, dtype=float)
         if orders.ndim != 1 or orders.size == 0:
             raise ValueError("orders must be a non-empty 1-D sequence of numbers.")

@@ -42,18 +42,21 @@ def _dp_accounting():
     return dp_accounting
 
 
-#: Orders above dp-accounting's largest (1,024), tracked by default as well: the best
-#: order of ``rho``-zCDP is about ``sqrt(log(1 / delta) / rho)``, above 1,024 for
+#: Orders above dp-accounting's largest (1,024) at which zCDP budgets are converted: the
+#: best order of ``rho``-zCDP is about ``sqrt(log(1 / delta) / rho)``, above 1,024 for
 #: epsilon below about 0.02 at delta 1e-6, so without them those budgets cannot be
-#: reached. More orders can only lower a conversion; the curves are computed without
-#: overflow at any order.
+#: reached. More orders can only lower a conversion. Only for zCDP releases (Gaussian
+#: noise, selections), whose curve costs nothing at any order: the subsampled Gaussian's
+#: costs a sum of ``alpha`` terms per order, so the accountants' default orders stay
+#: dp-accounting's.
 LARGE_ORDERS = (1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
                 65536, 131072, 262144, 524288, 1048576)
 
 
-def default_orders():
-    """The orders an :class:`~dptrees.accounting.RDPAccountant` tracks by default:
-    ``dp_accounting``'s ``DEFAULT_RDP_ORDERS`` (1.1 to 1,024) and :data:`LARGE_ORDERS`."""
+def zcdp_orders():
+    """The orders zCDP budgets are converted at (:func:`~dptrees.privacy.zcdp.zcdp_budget`
+    and the release plans of Gaussian fits): ``dp_accounting``'s ``DEFAULT_RDP_ORDERS``
+    (1.1 to 1,024) and :data:`LARGE_ORDERS`."""
     return tuple(_dp_accounting().rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS) + \
         LARGE_ORDERS
 

@@ -26,7 +26,7 @@ from dptrees.mechanisms import (
 )
 from dptrees.privacy.pld import PLDAccountant, check_pld_coupling, pld_gaussian_budget
 from dptrees.privacy.rdp import RDPAccountant
-from dptrees.privacy.rdp_curves import INTEGER_ORDERS
+from dptrees.privacy.rdp_curves import INTEGER_ORDERS, zcdp_orders
 from dptrees.privacy.zcdp import zcdp_budget
 
 __all__ = ["ReleasePlan", "base_measure_shift", "subsampled_gaussian_budget"]
@@ -79,7 +79,8 @@ class ReleasePlan:
         self.delta = delta
         self.subsample = subsample
         gaussian = noise == "gaussian"
-        orders = INTEGER_ORDERS if subsample is not None else None
+        # the orders zcdp_budget converts at, so that spent() stays within the budget
+        orders = INTEGER_ORDERS if subsample is not None else zcdp_orders()
         self.rdp = RDPAccountant(orders) if gaussian and accounting == "rdp" else None
         self.pld = PLDAccountant() if gaussian and accounting == "pld" else None
         # Shares of the total are floats: a hair below it keeps their sum below it too.

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from dptrees._checks import check_delta, check_epsilon, check_positive_number
 from dptrees.privacy.rdp import RDPAccountant
-from dptrees.privacy.rdp_curves import _best_of_zcdp_rdp, _check_mean_runs
+from dptrees.privacy.rdp_curves import _best_of_zcdp_rdp, _check_mean_runs, zcdp_orders
 
 __all__ = ["best_of_zcdp_budget", "gaussian_rho", "zcdp_budget", "zcdp_to_approx_dp"]
 
@@ -64,12 +64,15 @@ def zcdp_budget(epsilon: float, delta: float, orders: ArrayLike | None = None) -
     delta : float
         Target delta, in (0, 1).
     orders : sequence of float, optional
-        Renyi orders, as for :class:`RDPAccountant`.
+        Renyi orders; default :func:`~dptrees.privacy.rdp_curves.zcdp_orders` (up to
+        ``2**20``, which epsilon below about 0.02 needs).
 
     Returns
     -------
     float
     """
+    if orders is None:
+        orders = zcdp_orders()
     return _largest_rho(epsilon, delta, lambda rho, orders_arr: rho * orders_arr, orders)
 
 

@@ -1,6 +1,6 @@
 """The smallest budgets: every estimator fits at epsilon down to 0.001 (delta 1e-6) and
-spends at most its epsilon. The Renyi accountants track orders up to 2**20 by default
-(rdp_curves.LARGE_ORDERS), where the best order of these budgets lies; the extra orders
+spends at most its epsilon. zCDP budgets are converted at orders up to 2**20
+(rdp_curves.zcdp_orders), where the best order of these budgets lies; the extra orders
 can only lower a conversion."""
 
 import warnings
@@ -11,7 +11,7 @@ from sklearn.base import clone
 
 from dptrees import BudgetAccountant
 from dptrees.privacy.rdp import RDPAccountant
-from dptrees.privacy.rdp_curves import LARGE_ORDERS, default_orders
+from dptrees.privacy.rdp_curves import LARGE_ORDERS, zcdp_orders
 from dptrees.privacy.zcdp import zcdp_budget
 from support import ESTIMATORS, IDS, small_table
 
@@ -35,14 +35,14 @@ def test_every_estimator_fits_at_the_smallest_budgets(est, epsilon):
     assert np.all(np.isfinite(est.predict(X)))
 
 
-def test_the_default_orders_reach_a_budget_dp_accountings_orders_do_not():
+def test_the_zcdp_orders_reach_a_budget_dp_accountings_orders_do_not():
     import dp_accounting
 
     dp_orders = dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
     with pytest.raises(ValueError, match="out of reach"):
         zcdp_budget(0.001, 1e-6, orders=dp_orders)
     rho = zcdp_budget(0.001, 1e-6)
-    acc = RDPAccountant().compose_zcdp(rho)
+    acc = RDPAccountant(zcdp_orders()).compose_zcdp(rho)
     assert acc.get_epsilon(1e-6) <= 0.001
     assert acc.get_epsilon(1e-6) > 0.001 * (1 - 1e-3)  # the largest rho, not a safe guess
 
@@ -52,8 +52,8 @@ def test_more_orders_only_lower_the_conversion(rho):
     import dp_accounting
 
     dp_orders = dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
-    assert default_orders()[-len(LARGE_ORDERS):] == LARGE_ORDERS
-    wide = RDPAccountant().compose_zcdp(rho).get_epsilon(1e-6)
+    assert zcdp_orders()[-len(LARGE_ORDERS):] == LARGE_ORDERS
+    wide = RDPAccountant(zcdp_orders()).compose_zcdp(rho).get_epsilon(1e-6)
     narrow = RDPAccountant(dp_orders).compose_zcdp(rho).get_epsilon(1e-6)
     assert wide <= narrow
     if rho >= 1e-3:  # the best order is below 1,024: the same conversion
