@@ -290,11 +290,11 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         return ReleasePlan("laplace", fit.params, 0.0)
 
     def _release(self, fit):
-        self.tree_ = self._grow(fit.data, fit.builder, fit.rng, n_threads(self.n_jobs))
+        fit.trees = [self._grow(fit.data, fit.builder, fit.rng, n_threads(self.n_jobs))]
         self._record_tree(fit.plan, fit.budget)
-        fit.trees = [self.tree_]
 
     def _record(self, fit):
+        self.tree_ = fit.trees[0]
         self._post_process(fit.trees, fit.budget)
         self._record_fit(fit.data, fit.params, fit.budget, fit.plan)
 

@@ -267,9 +267,9 @@ def check_feature_names(estimator, X, *, reset):
     (``reset=True``, at fit), or check that ``X`` has the names and order seen at fit
     (``reset=False``), with scikit-learn's rules and messages: a frame with other or
     reordered columns is refused; a frame where an array was fitted (or the reverse)
-    gives a warning. Polars and Dask dataframes and 2-D :class:`~dptrees.Parquet`
-    sources have their columns' names (read from their metadata); arrays, memmaps and
-    :class:`~dptrees.Blocks` have none.
+    gives a warning. Polars and Dask dataframes, 2-D :class:`~dptrees.Parquet` sources
+    and :class:`~dptrees.Blocks` of a pandas frame have their columns' names (read from
+    their metadata); arrays, memmaps and Blocks of an array have none.
 
     Parameters
     ----------

@@ -432,7 +432,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
                            fit.boost_rng, fit.plan)
 
     def _record(self, fit):
-        data, params, plan, state = fit.data, fit.params, fit.budgets, fit.state
+        data, params, budgets, state = fit.data, fit.params, fit.budgets, fit.state
         self.classes_ = data.classes
         self.n_classes_ = len(data.classes)
         self.n_features_in_ = data.n_features
@@ -444,7 +444,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         self.estimator_errors_ = state["errors"]
         self.n_estimators_ = len(state["learners"])
         self.noisy_rounds_ = fit.noisy_rounds
-        self.n_noisy_rounds_ = plan.n_noisy
+        self.n_noisy_rounds_ = budgets.n_noisy
         self.weight_bounds_ = state["weight_bounds"]
         self.weight_ranges_ = state["weight_ranges"]
         self.noisy_count_ = state["noisy_count"]
@@ -452,13 +452,13 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         self.epsilon_spent_ = params.epsilon
         self.delta_spent_ = 0.0
         self.budget_ = {
-            "count": plan.count,
-            "weights": plan.per_noisy_round * plan.n_noisy,
-            "per_noisy_round": plan.per_noisy_round,
-            "learners": plan.per_learner * params.n_estimators,
-            "per_learner": plan.per_learner,
-            "split": plan.split,
-            "leaf": plan.leaf,
+            "count": budgets.count,
+            "weights": budgets.per_noisy_round * budgets.n_noisy,
+            "per_noisy_round": budgets.per_noisy_round,
+            "learners": budgets.per_learner * params.n_estimators,
+            "per_learner": budgets.per_learner,
+            "split": budgets.split,
+            "leaf": budgets.leaf,
         }
 
     # ---------------------------------------------------------------- prediction
@@ -618,7 +618,7 @@ def _boost(data, params, noisy_rounds, budgets, rng, plan):
     """The releases of ``fit`` after validation and accounting; returns the fitted state.
 
     Every release is recorded through ``plan`` (a pure-epsilon
-    :class:`~dptrees.privacy.release_budgets.ReleasePlan`) as it is made, with its budget
+    :class:`~dptrees.privacy.release_plan.ReleasePlan`) as it is made, with its budget
     from ``budgets``.
     """
     m, K = params.n_estimators, len(data.classes)

@@ -26,6 +26,7 @@ from dptrees.data.prepare import MAX_ROWS, prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.mechanisms import fixed_point_scale
+from dptrees.validation import warn_weak_delta
 
 __all__ = ["auto_gradient_clip"]
 
@@ -78,7 +79,9 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
 
     def _plan_targets(self, fit):
         """The loss and the exact values the starting score releases, read from the open
-        rows and the public ``classes`` or ``y_bounds`` (before anything is spent)."""
+        rows and the public ``classes`` or ``y_bounds`` (before anything is spent); warns
+        if ``delta`` is weak for the number of records."""
+        warn_weak_delta(fit.params[1], fit.data.source.n_samples)
         fit.loss, fit.n_classes, fit.targets = self._targets(fit.data)
         fit.init_values, fit.n_init_cells = self._initial_values(fit.data.source,
                                                                  fit.n_classes)

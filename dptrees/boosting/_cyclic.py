@@ -45,7 +45,6 @@ from dptrees.validation import (
     check_delta,
     check_epsilon,
     check_features,
-    warn_weak_delta,
 )
 
 __all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor"]
@@ -145,7 +144,6 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         epsilon, delta = fit.params
         source, loss = fit.data.source, fit.loss
         n_features = source.n_features
-        warn_weak_delta(delta, source.n_samples)
         plan = ReleasePlan("gaussian", epsilon, delta)
         fit.init_budget = self.init_fraction * plan.total
         fit.auto_active = auto_active = isinstance(self.max_active, str)

@@ -59,11 +59,7 @@ from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.validation import (
-    check_delta,
-    check_epsilon,
-    warn_weak_delta,
-)
+from dptrees.validation import check_delta, check_epsilon
 
 
 __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
@@ -349,7 +345,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self._plan_targets(fit)
         epsilon, delta = fit.params
         source, loss = fit.data.source, fit.loss
-        warn_weak_delta(delta, source.n_samples)
         fit.n_trees = n_trees = self.n_estimators * loss.n_outputs
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)

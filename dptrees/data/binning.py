@@ -12,7 +12,6 @@ __all__ = ["Binner", "missing_features"]
 _THREAD_MIN_ROWS = 50_000
 
 
-
 class Binner:
     """Maps features to uint8 bin codes over ``n_bins`` equal-width bins of public bounds.
 

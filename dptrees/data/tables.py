@@ -421,19 +421,18 @@ def _encode_blocks(estimator, X, bounds):
             "Blocks of an array, encode them as numbers first, e.g. with "
             "dptrees.preprocessing.PublicSchemaEncoder")
     labels = [f"column {name!r}" for name in names]
+    domains = _domain_by_column(bounds, len(names), names)
     categories, numeric_bounds, missing = {}, {}, {}
-    for j, spec in sorted(_domain_by_column(bounds, len(names), names).items()):
+    for j, label in enumerate(labels):
+        spec = domains.get(j)
         if isinstance(spec, Numeric):
             numeric_bounds[j] = (spec.lower, spec.upper)
             if spec.missing:
                 missing[j] = spec
-        elif _is_categories(spec):
-            categories[j] = _categories_of(spec, None, labels[j], [], None)
-        else:
+        elif spec is not None and _is_categories(spec):
+            categories[j] = _categories_of(spec, None, label, [], None)
+        else:  # None: not in the dict, numeric, its bounds read from the data
             numeric_bounds[j] = spec
-    for j in range(len(names)):  # not in the dict: numeric, bounds read from the data
-        if j not in categories:
-            numeric_bounds.setdefault(j, None)
     encoding = TableEncoding(categories, labels, names, numeric_bounds, [], missing)
     estimator._table_encoding = encoding
     return encode_blocks(X, encoding)

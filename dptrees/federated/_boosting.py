@@ -36,8 +36,8 @@ from dptrees.federated._plan import FederatedPlan
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
+from dptrees.boosting._common import _LogLossFit, _SquaredErrorFit
 from dptrees.boosting._gradient import BOOSTED_TREE_CONSTRAINTS, _BaseDPGradientBoosting
-from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.boosting._grower import RandomSplits, grow
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.federated._protocol import (
@@ -500,7 +500,7 @@ _ATTRS_DOC = """
 'add/remove one client (with all its records)'
 ''')
 class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
-                                            _BaseDPFederatedGradientBoosting):
+                                            _LogLossFit, _BaseDPFederatedGradientBoosting):
     __doc__ = (
         """Gradient-boosted classification trees, trained across clients with client-level DP.
 
@@ -540,14 +540,6 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
     _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
                               "classes": PUBLIC}
 
-    _task = "classification"
-
-    def _targets(self, prepared):
-        """The log-loss, the number of classes and the fitted attributes to set once the
-        fit succeeds (see :meth:`fit`)."""
-        n_classes = len(prepared.classes)
-        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
-        return loss, n_classes, {"classes_": prepared.classes, "_loss": loss}
 
 
 @estimator_doc(
@@ -563,7 +555,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
 True
 ''')
 class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin,
-                                           _BaseDPFederatedGradientBoosting):
+                                           _SquaredErrorFit, _BaseDPFederatedGradientBoosting):
     __doc__ = (
         """Gradient-boosted regression trees, trained across clients with client-level DP.
 
@@ -599,9 +591,3 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
     _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
                               "y_bounds": PUBLIC}
 
-    _task = "regression"
-
-    def _targets(self, prepared):
-        """The squared error, 0 classes and the fitted attributes to set once the fit
-        succeeds (see :meth:`fit`)."""
-        return SquaredError(), 0, {"y_bounds_": prepared.y_bounds}
