@@ -5,7 +5,7 @@ with the package or drawn from a seeded generator, so what they show is what the
 does.
 """
 
-__all__ = ["REFERENCES", "estimator_doc"]
+__all__ = ["REFERENCES", "estimator_doc", "target_domain_doc"]
 
 REFERENCES = {
     "hoang2020": "V. Q. Hoang and N. D. Thuc, \"Differentially private regression tree and "
@@ -36,6 +36,24 @@ _CLASSIFICATION_DATA = """    >>> import numpy as np
     >>> X = np.random.default_rng(0).random((2000, 3))
     >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
 """
+
+
+_TARGET_DOMAINS = {
+    "regression": ("""    y_bounds : (lower, upper) or None
+        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
+""", "    y_bounds_ : tuple\n"),
+    "classification": ("""    classes : array-like or None
+        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
+""", "    classes_ : ndarray\n"),
+}
+
+
+def target_domain_doc(task, attributes_doc):
+    """The end of a boosting estimator's docstring: its public target domain (``y_bounds``
+    or ``classes``), then the Attributes section ``attributes_doc`` followed by the
+    fitted domain."""
+    parameter, attribute = _TARGET_DOMAINS[task]
+    return f"{parameter}\n    Attributes\n    ----------{attributes_doc}{attribute}    "
 
 
 def _indent_lines(lines):

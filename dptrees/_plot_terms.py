@@ -186,7 +186,7 @@ def plot_terms(ebm, *, max_terms=None, ax=None):
     max_terms : int, optional
         Draw the largest ``max_terms`` only (default: all).
     ax : matplotlib Axes, optional
-        Default: a new figure.
+        Default: a new figure, its height growing with the number of terms drawn.
 
     Returns
     -------
@@ -194,16 +194,16 @@ def plot_terms(ebm, *, max_terms=None, ax=None):
 
     Examples
     --------
+    Three features, of which only the first decides the class: it is drawn first.
+
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from dptrees import DPExplainableBoostingClassifier
     >>> from dptrees.plot import plot_terms
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.random((2000, 3))
-    >>> y = (X[:, 0] > 0.5).astype(int)
-    >>> ebm = DPExplainableBoostingClassifier(epsilon=4.0, bounds=(0, 1), classes=[0, 1],
-    ...                                       random_state=0).fit(X, y)
+    >>> X = np.random.default_rng(0).random((2000, 3))
+    >>> ebm = DPExplainableBoostingClassifier(epsilon=4.0, bounds=(0, 1), classes=[False, True],
+    ...                                       random_state=0).fit(X, X[:, 0] > 0.5)
     >>> [t.get_text() for t in plot_terms(ebm).get_yticklabels()][0]
     'x[0]'
     """

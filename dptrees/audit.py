@@ -301,7 +301,7 @@ class AuditResult:
         Parameters
         ----------
         claimed_epsilon : float
-            The epsilon the mechanism claims to satisfy (at the audit's ``delta``).
+            As in :meth:`check`.
 
         Returns
         -------
@@ -502,19 +502,8 @@ def audit_epsilon(
     d0: object,
     d1: object,
     *,
-    n_calibration: int = 20_000,
-    n_test: int = 100_000,
-    statistic: Callable[[np.ndarray], ArrayLike] | None = None,
-    events: EventPredicate | dict[str, EventPredicate] | Iterable[EventPredicate] | None = None,
-    auto_events: bool = True,
-    delta: float = 0.0,
-    alpha: float = 0.05,
-    min_count: int = 20,
-    n_thresholds: int = 256,
-    max_categories: int = 32,
-    random_state: RandomStateLike = None,
     batch: bool = True,
-    chunk_size: int | None = None,
+    **options: Any,
 ) -> AuditResult:
     """Empirical lower bound on the epsilon of ``mechanism`` from neighbouring inputs.
 
@@ -619,23 +608,7 @@ def audit_epsilon(
         def sampler1(rng):
             return mechanism(d1, rng)
 
-    return audit_pair(
-        sampler0,
-        sampler1,
-        n_calibration=n_calibration,
-        n_test=n_test,
-        statistic=statistic,
-        events=events,
-        auto_events=auto_events,
-        delta=delta,
-        alpha=alpha,
-        min_count=min_count,
-        n_thresholds=n_thresholds,
-        max_categories=max_categories,
-        random_state=random_state,
-        batch=batch,
-        chunk_size=chunk_size,
-    )
+    return audit_pair(sampler0, sampler1, batch=batch, **options)
 
 
 # --------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def bernoulli_exp(gamma: float, size: int | Sequence[int] | None = None,
     if den > _MAX_S or num >= 2**64:
         raise ValueError(f"gamma={gamma!r} cannot be represented with 64-bit integers")
     rng = check_random_state(random_state)
-    out = np.empty(_size_to_count(size), dtype=np.uint8)
+    out = np.empty(_size_to_count(size), dtype=np.int64)
     _rng.bernoulli_exp_neg_array(rng, num, den, out)
     return _shape_output(out.astype(bool), size)
 
@@ -204,8 +204,8 @@ def discrete_gaussian(sigma2: float, size: int | Sequence[int] | None = None,
     sigma2 : float
         The variance parameter (close to, not exactly, the variance), at most ``2**52``
         and a multiple of ``2**-32``.
-    size : int or tuple of ints, optional
-    random_state : None, int, SeedSequence, BitGenerator or Generator
+    size, random_state
+        As in :func:`discrete_laplace`.
 
     Returns
     -------
@@ -358,6 +358,7 @@ def gaussian_mechanism(values: ArrayLike, *, sensitivity: float, noise_multiplie
     Parameters
     ----------
     values : float or array-like of float
+        The exact values to release, of any shape (the output has the same).
     sensitivity : float
         L2 sensitivity of ``values``, > 0.
     noise_multiplier : float

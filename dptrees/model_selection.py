@@ -418,6 +418,7 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The records, split into the trials' fit and validation parts.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Each record's weight in [0, 1], for an estimator whose ``fit`` takes one:

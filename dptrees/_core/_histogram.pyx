@@ -18,7 +18,7 @@ from libc.stdlib cimport free, malloc
 from dptrees._core._cells cimport add_row
 from dptrees._core._partition cimport stable_partition
 from dptrees._core._routing cimport leaf_of
-from dptrees._core._tree import check_tree
+from dptrees._core._tree import check_routing, check_tree
 
 import numpy as np
 
@@ -178,16 +178,12 @@ def add_leaf_values(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
     The tree arrays are those of :class:`dptrees._tree_structure.Tree`; the structure is
     validated first, so corrupt arrays cannot make the loop index out of bounds.
     """
-    cdef intp i, n = codes.shape[0], p = codes.shape[1], n_nodes = feature.shape[0]
-    if raw.shape[0] != n:
-        raise ValueError("raw must have one entry per row")
-    if value.shape[0] != n_nodes:
+    cdef intp i
+    if value.shape[0] != feature.shape[0]:
         raise ValueError("inconsistent tree arrays")
-    check_tree(feature, bin_threshold, left, right, p)
-    if n == 0:
-        return
+    check_routing(codes, raw.shape[0], "raw", feature, bin_threshold, left, right)
     with nogil:
-        for i in range(n):
+        for i in range(codes.shape[0]):
             raw[i] += scale * value[leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0],
                                             &left[0], &right[0])]
 

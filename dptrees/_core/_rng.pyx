@@ -32,18 +32,23 @@ cdef bitgen_t* bitgen_of(object generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(capsule, b"BitGenerator")
 
 
+cdef inline uint64_t _smear_right(uint64_t x) noexcept nogil:
+    """``x`` with every bit below its highest set bit set: the rejection mask for ``x``."""
+    x |= x >> 1
+    x |= x >> 2
+    x |= x >> 4
+    x |= x >> 8
+    x |= x >> 16
+    x |= x >> 32
+    return x
+
+
 cdef uint64_t uniform_below(bitgen_t* bg, uint64_t n) noexcept nogil:
     """Uniform integer in ``[0, n)`` by masked rejection (unbiased); ``n >= 1``."""
     cdef uint64_t mask, x
     if n <= 1:
         return 0
-    mask = n - 1
-    mask |= mask >> 1
-    mask |= mask >> 2
-    mask |= mask >> 4
-    mask |= mask >> 8
-    mask |= mask >> 16
-    mask |= mask >> 32
+    mask = _smear_right(n - 1)
     while True:
         x = next_u64(bg) & mask
         if x < n:
@@ -81,13 +86,7 @@ cdef u128 _uniform_below_u128(bitgen_t* bg, u128 n) noexcept nogil:
     cdef uint64_t mask
     if n.hi == 0:
         return u128_from64(uniform_below(bg, n.lo))
-    mask = n.hi
-    mask |= mask >> 1
-    mask |= mask >> 2
-    mask |= mask >> 4
-    mask |= mask >> 8
-    mask |= mask >> 16
-    mask |= mask >> 32
+    mask = _smear_right(n.hi)
     while True:
         x.hi = next_u64(bg) & mask
         x.lo = next_u64(bg)
@@ -195,34 +194,39 @@ def uniform_below_array(generator, uint64_t n, uint64_t[::1] out):
             out[i] = uniform_below(bg, n)
 
 
-def bernoulli_exp_neg_array(generator, uint64_t num, uint64_t den, uint8_t[::1] out):
-    """Fill ``out`` with Bernoulli(exp(-num / den)) draws."""
+ctypedef int64_t (*integer_sampler)(bitgen_t*, uint64_t, uint64_t) noexcept nogil
+
+
+cdef void _fill_integers(generator, integer_sampler draw, uint64_t a, uint64_t b,
+                         int64_t[::1] out) except *:
+    """Fill ``out`` with ``draw(a, b)`` from ``generator``'s stream, under its lock."""
     cdef bitgen_t* bg = bitgen_of(generator)
     cdef Py_ssize_t i
-    if den < 1:
-        raise ValueError("den must be at least 1")
     with generator.bit_generator.lock, nogil:
         for i in range(out.shape[0]):
-            out[i] = bernoulli_exp_neg(bg, num, den)
+            out[i] = draw(bg, a, b)
+
+
+cdef int64_t _bernoulli_exp_neg_draw(bitgen_t* bg, uint64_t num, uint64_t den) noexcept nogil:
+    return bernoulli_exp_neg(bg, num, den)
+
+
+def bernoulli_exp_neg_array(generator, uint64_t num, uint64_t den, int64_t[::1] out):
+    """Fill ``out`` with Bernoulli(exp(-num / den)) draws (0 or 1)."""
+    if den < 1:
+        raise ValueError("den must be at least 1")
+    _fill_integers(generator, _bernoulli_exp_neg_draw, num, den, out)
 
 
 def discrete_laplace_array(generator, uint64_t t, uint64_t s, int64_t[::1] out):
     """Fill ``out`` with discrete Laplace draws of scale ``t / s``."""
-    cdef bitgen_t* bg = bitgen_of(generator)
-    cdef Py_ssize_t i
     if t < 1 or s < 1:
         raise ValueError("t and s must be at least 1")
-    with generator.bit_generator.lock, nogil:
-        for i in range(out.shape[0]):
-            out[i] = discrete_laplace(bg, t, s)
+    _fill_integers(generator, discrete_laplace, t, s, out)
 
 
 def discrete_gaussian_array(generator, uint64_t n, uint64_t d, int64_t[::1] out):
     """Fill ``out`` with discrete Gaussian draws of variance parameter ``n / d``."""
-    cdef bitgen_t* bg = bitgen_of(generator)
-    cdef Py_ssize_t i
     if n < 1 or n > (<uint64_t>1) << 53 or d < 1 or d > (<uint64_t>1) << 32:
         raise ValueError("need 1 <= n <= 2**53 and 1 <= d <= 2**32")
-    with generator.bit_generator.lock, nogil:
-        for i in range(out.shape[0]):
-            out[i] = discrete_gaussian(bg, n, d)
+    _fill_integers(generator, discrete_gaussian, n, d, out)

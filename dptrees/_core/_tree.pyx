@@ -27,17 +27,22 @@ def check_tree(const int32_t[::1] feature, const int32_t[::1] bin_threshold,
             raise ValueError("corrupt tree: child ids must follow their parent, features must exist")
 
 
+def check_routing(const uint8_t[:, ::1] codes, Py_ssize_t n_out, str out_name,
+                  const int32_t[::1] feature, const int32_t[::1] bin_threshold,
+                  const int32_t[::1] left, const int32_t[::1] right):
+    """Raise ``ValueError`` unless every row of ``codes`` can be routed through the tree
+    (:func:`check_tree`) into an output ``out_name`` of ``n_out`` entries, one per row."""
+    if n_out != codes.shape[0]:
+        raise ValueError(f"{out_name} must have one entry per row")
+    check_tree(feature, bin_threshold, left, right, codes.shape[1])
+
+
 def apply(const uint8_t[:, ::1] codes, const int32_t[::1] feature,
           const int32_t[::1] bin_threshold, const int32_t[::1] left,
           const int32_t[::1] right, int64_t[::1] out):
     """Leaf id of every row of ``codes``."""
-    cdef Py_ssize_t i, n = codes.shape[0], p = codes.shape[1]
-    if out.shape[0] != n:
-        raise ValueError("out must have one entry per row")
-    check_tree(feature, bin_threshold, left, right, p)
-    if n == 0:
-        return
+    cdef Py_ssize_t i
+    check_routing(codes, out.shape[0], "out", feature, bin_threshold, left, right)
     with nogil:
-        for i in range(n):
-            out[i] = leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0], &left[0],
-                             &right[0])
+        for i in range(codes.shape[0]):
+            out[i] = leaf_of(&codes[i, 0], &feature[0], &bin_threshold[0], &left[0], &right[0])

@@ -225,11 +225,22 @@ _FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountan
 _BoostingFitMixin.fit.__doc__ = _FIT_DOC
 
 
-class _SquaredErrorFit:
+class _TargetDomain:
+    """Adds the public target domain ``_domain`` (``y_bounds`` or ``classes``) to the
+    parameter constraints of every estimator class that inherits it."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if hasattr(cls, "_parameter_constraints"):  # an estimator, not a targets mixin
+            cls._parameter_constraints = {**cls._parameter_constraints, cls._domain: PUBLIC}
+
+
+class _SquaredErrorFit(_TargetDomain):
     """The targets of the squared-error estimators: clipped to the public ``y_bounds``
     and rescaled to [0, 1]; the starting score is their noisy mean."""
 
     _task = "regression"
+    _domain = "y_bounds"
 
     @staticmethod
     def _targets(prepared):
@@ -244,11 +255,12 @@ class _SquaredErrorFit:
         return (source.target_fixed_sum(scale) / scale, source.record_count()), 2
 
 
-class _LogLossFit:
+class _LogLossFit(_TargetDomain):
     """The targets of the log-loss estimators: labels encoded over the public
     ``classes``; the starting score is the noisy class frequencies'."""
 
     _task = "classification"
+    _domain = "classes"
 
     @staticmethod
     def _targets(prepared):

@@ -14,28 +14,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._constraints import (
-    AUTO,
-    FRACTION,
-    N_JOBS,
-    NON_NEGATIVE,
-    PUBLIC,
-    integers,
-    validate_params,
-)
-from dptrees._docs import estimator_doc
+from dptrees._constraints import AUTO, FRACTION, N_JOBS, NON_NEGATIVE, integers, validate_params
+from dptrees._docs import estimator_doc, target_domain_doc
 from dptrees._importances import additive_importances
 from dptrees._progress import Progress
 from dptrees._params import store_params
 from dptrees.accounting import AccountantMixin
-from dptrees.boosting._common import (
-    BOOSTING_CONSTRAINTS,
-    _HESSIAN_SHARE,
-    _START_AND_PUBLIC_INPUTS_DOC,
-    _BoostingFitMixin,
-    _LogLossFit,
-    _SquaredErrorFit,
-)
+from dptrees.boosting._common import (BOOSTING_CONSTRAINTS, _HESSIAN_SHARE,
+                                     _START_AND_PUBLIC_INPUTS_DOC, _BoostingFitMixin,
+                                     _LogLossFit, _SquaredErrorFit)
 from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
@@ -497,14 +484,8 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
         .replace("NOISE_REG", "10.0")
         + """    gradient_clip : float, default=0.3
         Public bound on one record's absolute gradient, in units of the target range.
-    y_bounds : (lower, upper) or None
-        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRIBUTES_DOC
-        + """    y_bounds_ : tuple
-    """
+"""
+        + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
 
     def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=1.0,
@@ -513,9 +494,6 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPExplainableBoosting._parameter_constraints,
-                              "y_bounds": PUBLIC}
 
 
 @estimator_doc(
@@ -547,14 +525,8 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
         .replace("NOISE_REG", "3.0")
         + """    gradient_clip : float, default=1.0
         Public bound on one record's absolute gradient.
-    classes : array-like or None
-        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRIBUTES_DOC
-        + """    classes_ : ndarray
-    """
+"""
+        + target_domain_doc('classification', _ATTRIBUTES_DOC)
     )
 
     def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=0.5,
@@ -563,6 +535,3 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPExplainableBoosting._parameter_constraints,
-                              "classes": PUBLIC}

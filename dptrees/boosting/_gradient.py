@@ -24,12 +24,11 @@ from dptrees._constraints import (
     N_JOBS,
     NON_NEGATIVE,
     POSITIVE,
-    PUBLIC,
     integers,
     options,
     validate_params,
 )
-from dptrees._docs import estimator_doc
+from dptrees._docs import estimator_doc, target_domain_doc
 from dptrees._params import store_params
 from dptrees._parallel import n_threads
 from dptrees._sources._heap import empty_tree
@@ -606,14 +605,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
     ----------"""
         + _COMMON_PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=0.3")
         .replace("NOISE_REG", "8.0")
-        + """    y_bounds : (lower, upper) or None
-        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRIBUTES_DOC
-        + """    y_bounds_ : tuple
-    """
+        + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
 
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
@@ -624,9 +616,6 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPGradientBoosting._parameter_constraints,
-                              "y_bounds": PUBLIC}
 
 @estimator_doc(
     task='classification',
@@ -661,14 +650,7 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
             "``epsilon = 4``, rising to 1 (no clipping) at ``epsilon = 8``:\n        "
             "less noise where the budget is small.")
         .replace("NOISE_REG", "3.0")
-        + """    classes : array-like or None
-        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRIBUTES_DOC
-        + """    classes_ : ndarray
-    """
+        + target_domain_doc('classification', _ATTRIBUTES_DOC)
     )
 
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
@@ -681,5 +663,4 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
         store_params(self, locals())
 
     _parameter_constraints = {**_BaseDPGradientBoosting._parameter_constraints,
-                              "gradient_clip": [POSITIVE, AUTO],
-                              "classes": PUBLIC}
+                              "gradient_clip": [POSITIVE, AUTO]}

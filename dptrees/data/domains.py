@@ -49,6 +49,10 @@ __all__ = ["Bounds", "ClassEncoding", "TargetBounds", "by_feature_index", "check
 # --------------------------------------------------------------------------- records
 
 
+_INFERRED = property(lambda domain: domain.leak is not None,
+                     doc="Whether the bounds were read from the data (the result is not DP).")
+
+
 class Bounds(NamedTuple):
     """Per-feature public bounds, as returned by :func:`check_bounds`.
 
@@ -65,10 +69,7 @@ class Bounds(NamedTuple):
     upper: np.ndarray
     leak: str | None
 
-    @property
-    def inferred(self) -> bool:
-        """Whether the bounds were read from the data (the result is not DP)."""
-        return self.leak is not None
+    inferred = _INFERRED
 
 
 class TargetBounds(NamedTuple):
@@ -86,10 +87,7 @@ class TargetBounds(NamedTuple):
     upper: float
     leak: str | None
 
-    @property
-    def inferred(self) -> bool:
-        """Whether the bounds were read from the data (the result is not DP)."""
-        return self.leak is not None
+    inferred = _INFERRED
 
 
 class ClassEncoding(NamedTuple):

@@ -380,10 +380,7 @@ def fit_columns(estimator, X):
     categories, numeric_bounds, leaked, missing = {}, {}, [], {}
     for j, values in enumerate(columns):
         spec = domains.get(j)
-        if isinstance(spec, Numeric):
-            numeric_bounds[j] = (spec.lower, spec.upper)
-            if spec.missing:
-                missing[j] = spec
+        if _take_numeric(spec, j, numeric_bounds, missing):
             continue
         source_dtype = None if frame is None else frame.iloc[:, j].dtype
         categorical = (spec is not None and _is_categories(spec)) or (
@@ -407,6 +404,17 @@ def fit_columns(estimator, X):
     return X
 
 
+def _take_numeric(spec, j, numeric_bounds, missing):
+    """Record column ``j``'s domain if it is a :class:`Numeric` (its bounds, and its
+    missing bin if it has one); whether it was."""
+    if not isinstance(spec, Numeric):
+        return False
+    numeric_bounds[j] = (spec.lower, spec.upper)
+    if spec.missing:
+        missing[j] = spec
+    return True
+
+
 def _encode_blocks(estimator, X, bounds):
     """A table read in blocks whose schema dict names categories or Numeric domains: its
     encoding is fitted from the public domains alone (no row is read; categories must be
@@ -425,11 +433,9 @@ def _encode_blocks(estimator, X, bounds):
     categories, numeric_bounds, missing = {}, {}, {}
     for j, label in enumerate(labels):
         spec = domains.get(j)
-        if isinstance(spec, Numeric):
-            numeric_bounds[j] = (spec.lower, spec.upper)
-            if spec.missing:
-                missing[j] = spec
-        elif spec is not None and _is_categories(spec):
+        if _take_numeric(spec, j, numeric_bounds, missing):
+            continue
+        if spec is not None and _is_categories(spec):
             categories[j] = _categories_of(spec, None, label, [], None)
         else:  # None: not in the dict, numeric, its bounds read from the data
             numeric_bounds[j] = spec

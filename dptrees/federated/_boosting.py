@@ -19,13 +19,12 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from dptrees._constraints import (
     AUTO,
     POSITIVE,
-    PUBLIC,
     integers,
     options,
     reals,
     validate_params,
 )
-from dptrees._docs import estimator_doc
+from dptrees._docs import estimator_doc, target_domain_doc
 from dptrees._lifecycle import run_fit
 from dptrees.privacy.report import CLIENT, RECORD
 from dptrees._progress import Progress
@@ -519,14 +518,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
     Parameters
     ----------"""
         + _PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=1.0")
-        + """    classes : array-like or None
-        The public list of classes; None reads it from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRS_DOC
-        + """    classes_ : ndarray
-    """
+        + target_domain_doc('classification', _ATTRS_DOC)
     )
 
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
@@ -536,9 +528,6 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
                  n_clients=None, accounting="auto", accountant=None,
                  random_state=None, verbose=0):
         store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
-                              "classes": PUBLIC}
 
 
 
@@ -570,14 +559,7 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
     Parameters
     ----------"""
         + _PARAMS_DOC.replace("gradient_clip : float", "gradient_clip : float, default=0.3")
-        + """    y_bounds : (lower, upper) or None
-        Public target bounds; None reads them from the data (``PrivacyLeakWarning``).
-
-    Attributes
-    ----------"""
-        + _ATTRS_DOC
-        + """    y_bounds_ : tuple
-    """
+        + target_domain_doc('regression', _ATTRS_DOC)
     )
 
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
@@ -587,7 +569,4 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
                  n_clients=None, accounting="auto", accountant=None,
                  random_state=None, verbose=0):
         store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPFederatedGradientBoosting._parameter_constraints,
-                              "y_bounds": PUBLIC}
 

@@ -221,9 +221,7 @@ class PLDAccountant:
         float
             The epsilon; 0 when nothing was composed.
         """
-        if not self._releases:
-            return 0.0
-        return self._epsilon_of(*self._pld(), delta)
+        return self._of_composition(self._epsilon_of, delta)
 
     def get_delta(self, epsilon: float) -> float:
         """Delta at ``epsilon`` of everything composed (upper bound).
@@ -238,9 +236,11 @@ class PLDAccountant:
         float
             The delta; 0 when nothing was composed.
         """
-        if not self._releases:
-            return 0.0
-        return self._delta_of(*self._pld(), epsilon)
+        return self._of_composition(self._delta_of, epsilon)
+
+    def _of_composition(self, bound, argument):
+        """``bound(*pld, argument)`` of everything composed, or 0 before any release."""
+        return bound(*self._pld(), argument) if self._releases else 0.0
 
     def delta_after(self, epsilon: float, *, noise_multiplier: float,
                     sampling_probability: float = 1.0, count: int = 1) -> float:

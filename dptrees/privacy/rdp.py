@@ -249,12 +249,10 @@ class RDPAccountant:
 
         Parameters
         ----------
-        sampling_probability : float
-            Probability, in ``[0, 1]``, that a record takes part in one release.
+        sampling_probability, count
+            As in :meth:`compose_subsampled_gaussian`.
         noise_multiplier : float
             Noise scale divided by the L2 sensitivity (in grid units); positive.
-        count : int, default=1
-            Number of such releases.
 
         Returns
         -------
@@ -318,7 +316,7 @@ class RDPAccountant:
         rho : float
             zCDP parameter of one release, for add/remove-one neighbours; ``>= 0``.
         count : int, default=1
-            Number of such releases.
+            Number of such releases; together they are ``count * rho``-zCDP.
 
         Returns
         -------
