@@ -5,6 +5,10 @@ with the package or drawn from a seeded generator, so what they show is what the
 does.
 """
 
+from functools import cache
+from importlib import resources
+import tomllib
+
 __all__ = ["REFERENCES", "estimator_doc", "target_domain_doc"]
 
 REFERENCES = {
@@ -60,21 +64,29 @@ def _indent_lines(lines):
     return "".join(f"    {line}\n" for line in lines)
 
 
-def estimator_doc(*, see_also, references, example, task):
-    """Class decorator: append See Also (``[(name, why)]``), References (keys of
-    :data:`REFERENCES`) and an Examples section (doctest lines after the data set-up of
-    ``task``, "regression" or "classification") to the class docstring."""
-    def decorate(cls):
-        data = _REGRESSION_DATA if task == "regression" else _CLASSIFICATION_DATA
-        parts = [cls.__doc__.rstrip(), "", "    See Also", "    --------"]
-        for name, why in see_also:
-            parts += [f"    {name} : {why}"]
-        parts += ["", "    References", "    ----------"]
-        for k, key in enumerate(references, start=1):
-            parts += [f"    .. [{k}] {REFERENCES[key]}"]
-        parts += ["", "    Examples", "    --------"]
-        cls.__doc__ = "\n".join(parts) + "\n" + data + _indent_lines(
-            example.strip("\n").splitlines())
-        return cls
+@cache
+def _sections():
+    """Every estimator's See Also, References and Examples, by class name."""
+    with resources.files("dptrees").joinpath("_estimator_docs.toml").open("rb") as file:
+        return tomllib.load(file)
 
-    return decorate
+
+def estimator_doc(cls):
+    """Class decorator: append the See Also (``[name, why]`` pairs), References (keys of
+    :data:`REFERENCES`) and Examples sections that ``_estimator_docs.toml`` holds for
+    ``cls`` to its docstring; the example's doctest lines follow the data set-up of its
+    ``task`` ("regression" or "classification").
+
+    The sections are data, kept together so that the estimators' cross-references can be
+    read (and kept symmetric) in one place."""
+    spec = _sections()[cls.__name__]
+    data = _REGRESSION_DATA if spec["task"] == "regression" else _CLASSIFICATION_DATA
+    parts = [cls.__doc__.rstrip(), "", "    See Also", "    --------"]
+    parts += [f"    {name} : {why}" for name, why in spec["see_also"]]
+    parts += ["", "    References", "    ----------"]
+    parts += [f"    .. [{k}] {REFERENCES[key]}"
+              for k, key in enumerate(spec["references"], start=1)]
+    parts += ["", "    Examples", "    --------"]
+    cls.__doc__ = "\n".join(parts) + "\n" + data + _indent_lines(
+        spec["example"].strip("\n").splitlines())
+    return cls

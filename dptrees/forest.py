@@ -312,18 +312,7 @@ _EXTRA_ATTRIBUTES_DOC = _TREES_ATTRIBUTES_DOC + """
         Random edges per drawn feature (``n_thresholds``, or its ``"auto"`` value)."""
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('DPDecisionTreeRegressor', 'the single tree each part grows'),
-              ('DPExtraTreesRegressor', 'random candidate splits, every tree on all the data')],
-    references=['hoang2020'],
-    example='''
->>> from dptrees import DPPartitionForestRegressor
->>> forest = DPPartitionForestRegressor(n_estimators=10, epsilon=1.0, bounds=bounds,
-...                                     y_bounds=y_bounds, random_state=0).fit(X, y)
->>> len(forest.estimators_), forest.tree_epsilon_
-(10, 1.0)
-''')
+@estimator_doc
 class DPPartitionForestRegressor(_RegressionForest):
     __doc__ = """Differentially private partition forest (Hoang & Nguyen 2020).
 
@@ -358,18 +347,7 @@ class DPPartitionForestRegressor(_RegressionForest):
         store_params(self, locals())
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPDecisionTreeClassifier', 'the single tree each part grows'),
-              ('DPExtraTreesClassifier', 'random candidate splits')],
-    references=['hoang2020'],
-    example='''
->>> from dptrees import DPPartitionForestClassifier
->>> forest = DPPartitionForestClassifier(n_estimators=4, epsilon=1.0, bounds=(0, 1),
-...                                      classes=[0, 1], random_state=0).fit(X, y)
->>> forest.predict(X[:3]).shape
-(3,)
-''')
+@estimator_doc
 class DPPartitionForestClassifier(_ClassificationForest):
     __doc__ = """Differentially private partition forest of classification trees.
 
@@ -439,18 +417,7 @@ _EXTRA_DOC = """
         Give each tree a disjoint part of the data and the full ``epsilon``."""
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('DPPartitionForestRegressor', 'greedy trees on disjoint parts'),
-              ('DPGradientBoostingRegressor', 'boosted random trees with Gaussian noise')],
-    references=['diffpets'],
-    example='''
->>> from dptrees import DPExtraTreesRegressor
->>> forest = DPExtraTreesRegressor(n_estimators=5, epsilon=1.0, bounds=bounds,
-...                                y_bounds=y_bounds, random_state=0).fit(X, y)
->>> forest.feature_importances_.shape
-(8,)
-''')
+@estimator_doc
 class DPExtraTreesRegressor(_RegressionForest):
     __doc__ = ("""Differentially private ExtraTrees for regression (DiffPETs).
 """ + _EXTRA_DOC.format(
@@ -477,18 +444,7 @@ class DPExtraTreesRegressor(_RegressionForest):
                               **_EXTRA_CONSTRAINTS}
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPPartitionForestClassifier', 'greedy trees on disjoint parts'),
-              ('DPExplainableBoostingClassifier', 'the strongest classifier at small epsilon')],
-    references=['diffpets'],
-    example='''
->>> from dptrees import DPExtraTreesClassifier
->>> forest = DPExtraTreesClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-...                                 random_state=0).fit(X, y)
->>> forest.predict(X[:3]).shape
-(3,)
-''')
+@estimator_doc
 class DPExtraTreesClassifier(_ClassificationForest):
     __doc__ = ("""Differentially private ExtraTrees for classification (DiffPETs).
 """ + _EXTRA_DOC.format(

@@ -531,22 +531,7 @@ _TREE_PARAMS_DOC = """
 
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('DPPartitionForestRegressor',
-               'one tree per disjoint part of the data, full epsilon each'),
-              ('DPGradientBoostingRegressor',
-               'boosted trees, usually more accurate for the same budget')],
-    references=['hoang2020', 'mcsherry2007'],
-    example='''
->>> from dptrees import DPDecisionTreeRegressor
->>> tree = DPDecisionTreeRegressor(epsilon=1.0, max_depth=4, bounds=bounds,
-...                                y_bounds=y_bounds, random_state=0).fit(X, y)
->>> tree.predict(X[:3]).shape
-(3,)
->>> tree.epsilon_spent_, tree.get_depth() <= 4
-(1.0, True)
-''')
+@estimator_doc
 class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree):
     __doc__ = """Differentially private greedy regression tree (Hoang & Nguyen 2020).
 
@@ -631,20 +616,7 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
         return self.tree_.predict(codes)
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPPartitionForestClassifier', 'one tree per disjoint part of the data'),
-              ('DPExplainableBoostingClassifier', 'the strongest classifier at small epsilon')],
-    references=['hoang2020', 'mcsherry2007'],
-    example='''
->>> from dptrees import DPDecisionTreeClassifier
->>> clf = DPDecisionTreeClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-...                                random_state=0).fit(X, y)
->>> clf.predict_proba(X[:2]).shape
-(2, 2)
->>> print(clf.privacy_report()["epsilon_spent"])
-1.0
-''')
+@estimator_doc
 class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseDPTree):
     __doc__ = """Differentially private greedy classification tree.
 

@@ -106,17 +106,7 @@ class _Budgets(NamedTuple):
 # The estimator
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPGradientBoostingClassifier', 'gradient boosting with Gaussian noise')],
-    references=['zhang_adaboost'],
-    example='''
->>> from dptrees import DPAdaBoostClassifier
->>> ada = DPAdaBoostClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-...                            random_state=0).fit(X, y)
->>> ada.epsilon_spent_
-1.0
-''')
+@estimator_doc
 class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixin,
                            AccountantMixin, BaseEstimator):
     __doc__ = """Differentially private AdaBoost (SAMME) with noisy weight schedules.

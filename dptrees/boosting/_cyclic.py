@@ -456,17 +456,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('DPGradientBoostingRegressor', 'trees over several features at once')],
-    references=['nori2021', 'feldman2021'],
-    example='''
->>> from dptrees import DPExplainableBoostingRegressor
->>> ebm = DPExplainableBoostingRegressor(epsilon=1.0, bounds=bounds, y_bounds=y_bounds,
-...                                      random_state=0).fit(X, y)
->>> ebm.term_scores_.shape[1]
-8
-''')
+@estimator_doc
 class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, BoostedRegressorMixin,
                                      _SquaredErrorFit, _BaseDPExplainableBoosting):
     __doc__ = (
@@ -496,17 +486,7 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
         store_params(self, locals())
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPGradientBoostingClassifier', 'trees over several features at once')],
-    references=['nori2021', 'feldman2021'],
-    example='''
->>> from dptrees import DPExplainableBoostingClassifier
->>> ebm = DPExplainableBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-...                                       random_state=0).fit(X, y)
->>> float(ebm.score(X, y)) > 0.75
-True
-''')
+@estimator_doc
 class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
                                       BoostedClassifierMixin, _LogLossFit,
                                       _BaseDPExplainableBoosting):

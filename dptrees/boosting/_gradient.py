@@ -578,19 +578,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('DPExplainableBoostingRegressor', 'additive model with individual accounting'),
-              ('dptrees.federated.DPFederatedGradientBoostingRegressor',
-               'the same trees across many data holders')],
-    references=['mironov2017', 'mcsherry2007', 'cesar2021'],
-    example='''
->>> from dptrees import DPGradientBoostingRegressor
->>> gb = DPGradientBoostingRegressor(epsilon=1.0, delta=1e-6, bounds=bounds,
-...                                  y_bounds=y_bounds, random_state=0).fit(X, y)
->>> gb.epsilon_spent_ <= 1.0, gb.delta_spent_ <= 1e-6
-(True, True)
-''')
+@estimator_doc
 class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _SquaredErrorFit,
                                   _BaseDPGradientBoosting):
     __doc__ = (
@@ -617,18 +605,7 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
                  random_state=None, verbose=0, n_jobs=None):
         store_params(self, locals())
 
-@estimator_doc(
-    task='classification',
-    see_also=[('DPExplainableBoostingClassifier', 'additive model with individual accounting'),
-              ('DPAdaBoostClassifier', 'AdaBoost with DP weak learners')],
-    references=['mironov2017', 'mcsherry2007', 'cesar2021'],
-    example='''
->>> from dptrees import DPGradientBoostingClassifier
->>> gb = DPGradientBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
-...                                   random_state=0).fit(X, y)
->>> gb.predict_proba(X[:2]).shape
-(2, 2)
-''')
+@estimator_doc
 class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _LogLossFit,
                                    _BaseDPGradientBoosting):
     __doc__ = (

@@ -485,19 +485,7 @@ _ATTRS_DOC = """
 """
 
 
-@estimator_doc(
-    task='classification',
-    see_also=[('dptrees.DPGradientBoostingClassifier', 'the same model trained in one place')],
-    references=['geyer2017'],
-    example='''
->>> from dptrees.federated import DPFederatedGradientBoostingClassifier
->>> clients = np.arange(2000) % 100         # 100 data holders
->>> fed = DPFederatedGradientBoostingClassifier(
-...     n_estimators=20, epsilon=4.0, delta=1e-5, n_clients=100, bounds=(0, 1),
-...     classes=[0, 1], random_state=0).fit(X, y, clients=clients)
->>> fed.privacy_report()["neighbours"]
-'add/remove one client (with all its records)'
-''')
+@estimator_doc
 class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin,
                                             _LogLossFit, _BaseDPFederatedGradientBoosting):
     __doc__ = (
@@ -531,18 +519,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
 
 
 
-@estimator_doc(
-    task='regression',
-    see_also=[('dptrees.DPGradientBoostingRegressor', 'the same model trained in one place')],
-    references=['geyer2017'],
-    example='''
->>> from dptrees.federated import DPFederatedGradientBoostingRegressor
->>> fed = DPFederatedGradientBoostingRegressor(
-...     n_estimators=10, epsilon=4.0, delta=1e-5, n_clients=len(y), bounds=bounds,
-...     y_bounds=y_bounds, random_state=0).fit(X, y)     # every record its own client
->>> fed.privacy_report()["neighbours"].startswith("add/remove one record")
-True
-''')
+@estimator_doc
 class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin,
                                            _SquaredErrorFit, _BaseDPFederatedGradientBoosting):
     __doc__ = (
