@@ -197,6 +197,15 @@ def import_experiment(name):
     return importlib.import_module(f"experiments.{name}")
 
 
+def import_uci_experiment(name):
+    """``experiments.<name>``, a script on the shared UCI data, or skip where the module
+    or the data is absent."""
+    uci = import_experiment("uci_datasets")
+    if not uci.data_available():
+        pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
+    return import_experiment(name)
+
+
 def one_informative_feature(n=4000, p=10, seed=0):
     """``(X, y)``: ``p`` uniform features in [0, 1); the label is feature 3 above 0.7."""
     rng = np.random.default_rng(seed)

@@ -7,7 +7,7 @@ Adult data are absent.
 
 import pytest
 
-from support import import_experiment
+from support import import_uci_experiment
 
 # A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
 # default suite, with the other slow tests.
@@ -16,10 +16,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def script():
-    uci = import_experiment("uci_datasets")
-    if not uci.data_available():
-        pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
-    return import_experiment("federated_adult")
+    return import_uci_experiment("federated_adult")
 
 
 def test_quick_mode_reports_every_model_and_the_target(script, capsys):

@@ -8,7 +8,7 @@ scores are sane. Skipped where the shared UCI data is absent.
 
 import pytest
 
-from support import import_experiment
+from support import import_uci_experiment
 
 # A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
 # default suite, with the other slow tests.
@@ -17,11 +17,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def quick():
-    uci = import_experiment("uci_datasets")
-    if not uci.data_available():
-        pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
     pytest.importorskip("pandas")
-    return import_experiment("adult_dataframe").main(["--quick"])
+    return import_uci_experiment("adult_dataframe").main(["--quick"])
 
 
 def test_the_frame_path_gives_the_hand_encoded_predictions(quick):

@@ -9,17 +9,14 @@ import math
 
 import pytest
 
-from support import import_experiment
+from support import import_uci_experiment
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def script():
-    uci = import_experiment("uci_datasets")
-    if not uci.data_available():
-        pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
-    return import_experiment("sbdt_levers")
+    return import_uci_experiment("sbdt_levers")
 
 
 def test_quick_mode(script, tmp_path, capsys):

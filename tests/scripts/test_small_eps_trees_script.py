@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from support import import_experiment
+from support import import_uci_experiment
 
 # A script's quick mode (a reproduction or a benchmark): run by .ci/run after the
 # default suite, with the other slow tests.
@@ -18,10 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def script():
-    uci = import_experiment("uci_datasets")
-    if not uci.data_available():
-        pytest.skip(f"shared UCI data not found at {uci.DATA_DIR}")
-    return import_experiment("small_eps_trees")
+    return import_uci_experiment("small_eps_trees")
 
 
 @pytest.fixture(scope="module")
