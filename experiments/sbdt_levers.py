@@ -29,11 +29,13 @@ Usage::
     python -m experiments.sbdt_levers                 # eps 0.03 and 0.1, 3 seeds
     python -m experiments.sbdt_levers --quick         # 4,000 rows, eps 0.1, 1 seed
     python -m experiments.sbdt_levers --eps 0.03 0.05 --seeds 5 --models defaults shape
+    python -m experiments.sbdt_levers --frame   # Adult as a frame, categories kept
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
 """
 
+from functools import partial
 import time
 from unittest.mock import patch
 
@@ -43,8 +45,10 @@ from dptrees import BudgetAccountant, DPGradientBoostingClassifier
 from dptrees.boosting import _gradient
 from dptrees.boosting._losses import BinaryLogistic
 
-from experiments.cli import paired_difference, sweep_main
+from experiments.adult_dataframe import read_frames
+from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.small_eps_trees import QUICK_ROWS, load, score
+from experiments.splits import random_rows, validation_split
 
 EPSILONS = (0.03, 0.1)
 QUICK_EPSILONS = (0.1,)
@@ -75,13 +79,28 @@ CONFIGS = {
 SBDT_AUC = {0.03: 0.8625, 0.1: 0.8804, 0.5: 0.8954, 1.0: 0.8975}
 
 
+def load_frame(quick=False, data_dir=None):
+    """Adult as pandas reads it, its categories given by the public domain
+    (``experiments/adult_dataframe.py``), split as :func:`small_eps_trees.load` splits the
+    one-hot table: ``(fit X, fit y, validation X, validation y, classes, domain)``."""
+    X, y, _, _, domain, classes = read_frames(data_dir)
+    fit_idx, val_idx = validation_split(len(y))
+    if quick:
+        rng = np.random.default_rng(0)
+        fit_idx = fit_idx[random_rows(rng, len(fit_idx), QUICK_ROWS)]
+        val_idx = val_idx[random_rows(rng, len(val_idx), QUICK_ROWS)]
+    return (X.iloc[fit_idx], y[fit_idx], X.iloc[val_idx], y[val_idx], np.asarray(classes),
+            domain)
+
+
 def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
-        data_dir=None, log=print):
+        data_dir=None, frame=False, log=print):
     """Validation AUC and accuracy of every config at every epsilon, per seed."""
-    Xtr, ytr, Xva, yva, classes, bounds = load(validation=True, quick=quick,
-                                                data_dir=data_dir)
+    loader = load_frame if frame else partial(load, validation=True)
+    Xtr, ytr, Xva, yva, classes, bounds = loader(quick=quick, data_dir=data_dir)
     results = {"n_fit": int(len(ytr)), "n_validation": int(len(yva)), "quick": quick,
-               "epsilons": list(epsilons), "n_seeds": n_seeds, "cells": {}}
+               "frame": frame, "epsilons": list(epsilons), "n_seeds": n_seeds,
+               "cells": {}}
     for name in configs:
         c_index = list(CONFIGS).index(name)  # a config's seeds do not depend on --models
         for eps in epsilons:
@@ -115,7 +134,8 @@ def format_results(results):
     """The table: per config and epsilon, validation AUC / accuracy and the AUC's
     difference from the defaults' with twice its standard error over the seeds."""
     epsilons, cells = results["epsilons"], results["cells"]
-    lines = [f"Adult one-hot, validation rows ({results['n_fit']} fit, "
+    encoding = "frame with its domain" if results["frame"] else "one-hot"
+    lines = [f"Adult {encoding}, validation rows ({results['n_fit']} fit, "
              f"{results['n_validation']} scored)"
              + (", QUICK subsample" if results["quick"] else "")
              + f"; ROC AUC / accuracy, mean over {results['n_seeds']} seed(s); "
@@ -138,9 +158,18 @@ def format_results(results):
     return "\n".join(lines)
 
 
-main = sweep_main(__doc__, run=run, format_results=format_results, epsilons=EPSILONS,
-                  quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=CONFIGS,
-                  quick_rows=QUICK_ROWS)
+def main(argv=None):
+    parser = sweep_parser(__doc__, f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
+                          CONFIGS)
+    parser.add_argument("--frame", action="store_true",
+                        help="Adult as a frame with its categories (needs pandas)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    epsilons, n_seeds, configs = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
+                                                CONFIGS)
+    results = run(epsilons, n_seeds, configs, quick=args.quick, data_dir=args.data_dir,
+                  frame=args.frame)
+    return finish(results, format_results(results), start, args.json)
 
 
 if __name__ == "__main__":
