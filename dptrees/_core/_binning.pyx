@@ -39,30 +39,12 @@ def bin_features(const double[:, ::1] X, const double[::1] lower, const double[:
     """Write the bin code of ``X[i, j]`` into ``out[i, j]`` (row-major, one row per record).
 
     ``missing[j]``: 1 if feature ``j`` has a missing bin (code ``n_bins - 1``, for values
-    above ``upper[j]``; the others share ``n_bins - 1`` bins), else 0.
+    above ``upper[j]``; the others share ``n_bins - 1`` bins), else 0. The kernel of
+    :func:`bin_features_tabled` with no tabled feature.
     """
-    cdef Py_ssize_t i, j, n = X.shape[0], p = X.shape[1]
-    if not 2 <= n_bins <= 256:
-        raise ValueError("n_bins must be in [2, 256]")
-    if (lower.shape[0] != p or upper.shape[0] != p or missing.shape[0] != p
-            or out.shape[0] != n or out.shape[1] != p):
-        raise ValueError("shapes of X, bounds, missing and out do not agree")
-    for j in range(p):
-        if not upper[j] > lower[j]:
-            raise ValueError("every upper bound must exceed its lower bound")
-    present = n_bins - (np.asarray(missing) != 0).astype(np.intc)
-    scales = present / (np.asarray(upper) - np.asarray(lower))
-    cdef const double[::1] scale = scales
-    cdef const int[::1] n_present = present
-    cdef double x
-    with nogil:
-        for i in range(n):
-            for j in range(p):
-                x = X[i, j]
-                if missing[j] and x > upper[j]:
-                    out[i, j] = <uint8_t>(n_bins - 1)
-                else:
-                    out[i, j] = _code(x, lower[j], scale[j], n_present[j])
+    p = X.shape[1]
+    bin_features_tabled(X, lower, upper, n_bins, missing, 2, np.zeros(p, dtype=np.uint8),
+                        np.zeros((p, 2), dtype=np.uint8), out)
 
 
 def bin_values(const double[::1] x, double lower, double upper, int n_bins, uint8_t[::1] out):
@@ -175,14 +157,11 @@ def fine_counts(const double[:, ::1] X, const double[::1] lower, const double[::
     if out.shape[0] != p or out.shape[1] != n_cells:
         raise ValueError("out must be shaped (n_features, n_cells)")
     cdef const double[::1] scale = scales
-    cdef double x
     with nogil:
         for i in range(n):
-            for j in range(p):
-                x = X[i, j]
-                if missing[j] and x > upper[j]:
-                    continue
-                out[j, _cell(x, lower[j], scale[j], n_cells)] += 1
+            for j in range(p):  # a missing value (above upper) is in no cell
+                if not (missing[j] and X[i, j] > upper[j]):
+                    out[j, _cell(X[i, j], lower[j], scale[j], n_cells)] += 1
 
 
 def bin_features_tabled(const double[:, ::1] X, const double[::1] lower,
@@ -195,10 +174,12 @@ def bin_features_tabled(const double[:, ::1] X, const double[::1] lower,
     cdef Py_ssize_t i, j, n = X.shape[0], p = X.shape[1]
     if not 2 <= n_bins <= 256:
         raise ValueError("n_bins must be in [2, 256]")
+    if (lower.shape[0] != p or upper.shape[0] != p or missing.shape[0] != p
+            or out.shape[0] != n or out.shape[1] != p):
+        raise ValueError("shapes of X, bounds, missing and out do not agree")
     cell_scales = _check_cells(lower, upper, missing, p, n_cells)
-    if (out.shape[0] != n or out.shape[1] != p or tabled.shape[0] != p
-            or table.shape[0] != p or table.shape[1] != n_cells):
-        raise ValueError("shapes of X, tabled, table and out do not agree")
+    if (tabled.shape[0] != p or table.shape[0] != p or table.shape[1] != n_cells):
+        raise ValueError("shapes of X, tabled and table do not agree")
     if np.asarray(table).max(initial=0) >= n_bins:
         raise ValueError("a table's bin is not below n_bins")
     present = n_bins - (np.asarray(missing) != 0).astype(np.intc)
