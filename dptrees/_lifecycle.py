@@ -13,7 +13,8 @@ else reads the training rows or spends budget. The order is the privacy argument
 4. ``plan.charge(accountant, name)`` spends the fit's budget once, before the first
    release: a ``BudgetExceededError`` leaves nothing spent and nothing released. With
    private bin edges (``bin_edges="private"``) the rows are binned only now, from the
-   edges' release (:func:`dptrees.data.prepare.bin_with_private_edges`), whose budget
+   edges' release (``data.bin_privately``:
+   :func:`dptrees.data.prepare.bin_with_private_edges`), whose budget
    ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`).
 5. ``_release(fit)`` makes the releases, each through the plan, which records it in
    the ledger as it happens; ``_record(fit)`` then sets the fitted attributes from what
@@ -79,8 +80,6 @@ def run_fit(estimator, X, y, sample_weight=None, **data_params):
 def _bin_privately(fit):
     """The rows binned with their private edges, released with the budget ``_plan_fit``
     reserved for them on a generator of their own (spawned only for such fits)."""
-    from dptrees.data.prepare import bin_with_private_edges
-
     if not fit.edges_budget > 0:
         raise RuntimeError("private bin edges need their budget reserved by _plan_fit")
-    return bin_with_private_edges(fit.data, fit.plan, fit.edges_budget, fit.rng.spawn(1)[0])
+    return fit.data.bin_privately(fit.plan, fit.edges_budget, fit.rng.spawn(1)[0])

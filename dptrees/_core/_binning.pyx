@@ -126,11 +126,11 @@ def edge_thresholds(const double[::1] lower, const double[::1] upper, int n_bins
                 out[j, b] = _first_at(lower[j], scale, width, b + 1)
 
 
-# -- private edges on fine cells (dptrees.data.private_edges) -------------------------------
+# -- private edges on fine cells (dptrees.data.private_edges) ---------------------------
 
 
-def _check_cells(const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
-                 Py_ssize_t p, int n_cells):
+def _check_cells(const double[::1] lower, const double[::1] upper,
+                 const uint8_t[::1] missing, Py_ssize_t p, int n_cells):
     if not 2 <= n_cells <= 65536:
         raise ValueError("n_cells must be in [2, 65536]")
     if upper.shape[0] != p or lower.shape[0] != p or missing.shape[0] != p:

@@ -88,8 +88,9 @@ class ArraySource:
         return _rows.block_minmax(self.X, self.n_features)
 
     def fine_counts(self, lower, upper, n_cells, missing):
-        return self.sum_blocks(_rows.fine_counts, [[self.X[a:b] for a, b in self.row_blocks]],
-                               lower=lower, upper=upper, n_cells=n_cells, missing=missing)
+        blocks = [self.X[a:b] for a, b in self.row_blocks]
+        return self.sum_blocks(_rows.fine_counts, [blocks], lower=lower, upper=upper,
+                               n_cells=n_cells, missing=missing)
 
     def check_regression_targets(self):
         self.y = check_targets_regression(self.y, self.n_samples)

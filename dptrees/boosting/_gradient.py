@@ -623,7 +623,8 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto", reg_lambda=50.0, noise_reg=8.0,
+                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=50.0, noise_reg=8.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):
@@ -678,7 +679,8 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto", reg_lambda=50.0, noise_reg=3.0,
+                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip="auto", leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):

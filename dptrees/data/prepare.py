@@ -70,6 +70,10 @@ class Prepared(NamedTuple):
     def n_features(self):
         return self.source.n_features
 
+    def bin_privately(self, plan, budget, rng):
+        """:func:`bin_with_private_edges` of these rows."""
+        return bin_with_private_edges(self, plan, budget, rng)
+
 
 @contextmanager
 def prepare(estimator, X, y, sample_weight=None, *, task, n_bins=None, max_classes=None,

@@ -27,10 +27,13 @@ the fit's budget:
    (the others stay empty). Binning then maps each value's fine cell through a lookup
    table (:class:`~dptrees.data.binning.Binner`).
 
-Categorical columns keep their categories (equal-width bins of their codes), and a
-feature's missing bin stays its last, data-independent. The edges' budget is reserved
-from the plan's total before any other release is planned (:func:`reserve_edges`), so
-the fit never spends more than its ``epsilon``; the release is one entry of the ledger.
+Estimators with ``bin_edges``: gradient boosting, the explainable boosting machine, the DP
+trees, forests and AdaBoost (their ``_plan_fit`` calls :func:`reserve_edges`; the federated
+estimators do not have it yet). Categorical columns keep their categories (equal-width
+bins of their codes), and a feature's missing bin stays its last, data-independent. The
+edges' budget is reserved from the plan's total before any other release is planned
+(:func:`reserve_edges`), so the fit never spends more than its ``epsilon``; the release
+is one entry of the ledger.
 """
 
 from typing import NamedTuple

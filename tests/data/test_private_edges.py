@@ -7,9 +7,10 @@
 * The edges lie on fine-cell boundaries, increase, stay within the bounds; binning
   through the lookup table agrees with the printed thresholds on every value, on an
   edge too; the missing bin stays last, categorical columns keep their categories.
-* The fit: one ledger entry, budget never exceeded (an explicit accountant too), the
-  same model from an array, from blocks and from a memmap, bad parameters refused
-  before anything is spent; ``bin_edges="uniform"`` (the default) reserves nothing.
+* The fit (gradient boosting, the EBM, trees, forests, AdaBoost): one ledger entry,
+  budget never exceeded (an explicit accountant too), the same model from an array,
+  from blocks and from a memmap, bad parameters refused before anything is spent;
+  ``bin_edges="uniform"`` (the default) reserves nothing.
 """
 
 import math
@@ -20,10 +21,15 @@ import pytest
 from dptrees import (
     Blocks,
     BudgetAccountant,
+    DPAdaBoostClassifier,
+    DPDecisionTreeClassifier,
+    DPDecisionTreeRegressor,
     DPExplainableBoostingClassifier,
     DPExplainableBoostingRegressor,
+    DPExtraTreesClassifier,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
+    DPPartitionForestRegressor,
 )
 from dptrees._sources import _rows
 from dptrees.audit import audit_epsilon
@@ -225,7 +231,18 @@ ESTIMATORS = [
     lambda **k: DPGradientBoostingRegressor(n_estimators=5, max_depth=3, y_bounds=(0, 1), **k),
     lambda **k: DPExplainableBoostingClassifier(classes=[0, 1], **k),
     lambda **k: DPExplainableBoostingRegressor(y_bounds=(0, 1), **k),
+    lambda **k: DPDecisionTreeClassifier(max_depth=3, classes=[0, 1], **k),
+    lambda **k: DPDecisionTreeRegressor(max_depth=3, y_bounds=(0, 1), **k),
+    lambda **k: DPExtraTreesClassifier(n_estimators=3, max_depth=3, classes=[0, 1], **k),
+    lambda **k: DPPartitionForestRegressor(n_estimators=3, max_depth=3, y_bounds=(0, 1), **k),
+    lambda **k: DPAdaBoostClassifier(n_estimators=4, classes=[0, 1], **k),
 ]
+#: Those whose plan is a zCDP budget (the others are pure epsilon-DP, Laplace noise).
+GAUSSIAN = ESTIMATORS[:4]
+
+
+def _cost(entry):
+    return entry["rho"] if entry.get("rho") is not None else entry["epsilon"]
 
 
 @pytest.mark.parametrize("make", ESTIMATORS)
@@ -236,13 +253,16 @@ def test_one_ledger_entry_and_the_budget_is_never_exceeded(make):
                accountant=accountant, random_state=0).fit(X, y)
     entries = [e for e in est.privacy_ledger_ if e["release"].startswith("bin edges")]
     assert len(entries) == 1 and entries[0]["count"] == 1
-    assert entries[0]["sensitivity"] == pytest.approx(math.sqrt(P * PE.N_LEVELS))
-    assert est.epsilon_spent_ <= 1.0
-    assert est.privacy_ledger_[0] is not None and est.binner_.table is not None
-    assert est.binner_.tabled.sum() == P
-    # the others share what is left: the edges took 0.2 of the total
-    total = sum(e["rho"] * e["count"] for e in est.privacy_ledger_ if e.get("rho"))
-    assert entries[0]["rho"] == pytest.approx(0.2 * total, rel=0.05)
+    gaussian = entries[0]["norm"] == "L2"
+    assert gaussian == (make in GAUSSIAN)
+    assert entries[0]["sensitivity"] == pytest.approx(
+        math.sqrt(P * PE.N_LEVELS) if gaussian else P * PE.N_LEVELS)
+    assert est.epsilon_spent_ <= 1.0 and accountant.spent[0] <= 1.0
+    assert est.binner_.table is not None and est.binner_.tabled.sum() == P
+    # the others share what is left: the edges took 0.2 of the total (zCDP rho, or
+    # epsilon: a pure-DP ledger adds up to epsilon along a record's path)
+    total = sum(_cost(e) * e["count"] for e in est.privacy_ledger_)
+    assert _cost(entries[0]) == pytest.approx(0.2 * total, rel=0.05)
 
 
 def test_laplace_fit_spends_the_edges_epsilon_out_of_its_own():
@@ -256,11 +276,13 @@ def test_laplace_fit_spends_the_edges_epsilon_out_of_its_own():
     assert est.epsilon_spent_ <= 1.0
 
 
-@pytest.mark.parametrize("make", ESTIMATORS[:3])
+@pytest.mark.parametrize("make", ESTIMATORS[:3] + ESTIMATORS[6:])
 def test_the_same_model_from_an_array_blocks_and_a_memmap(make, tmp_path):
     X, y = make_data()
     est = make(epsilon=1.0, bounds=(LOWER, UPPER), bin_edges="private", random_state=5)
-    expected = est.fit(X, y)._raw(X)
+    out = (lambda e: e.predict_proba(X)) if hasattr(est, "predict_proba") else (
+        lambda e: e.predict(X))
+    expected = out(est.fit(X, y))
     boundaries = est.binner_.boundaries.copy()
     mm = np.memmap(tmp_path / "X.f64", dtype=np.float64, mode="w+", shape=X.shape)
     mm[:] = X
@@ -269,7 +291,7 @@ def test_the_same_model_from_an_array_blocks_and_a_memmap(make, tmp_path):
                          (mm, 1)):
         got = est.set_params(n_jobs=n_jobs).fit(data, y)
         np.testing.assert_array_equal(got.binner_.boundaries, boundaries)
-        np.testing.assert_array_equal(got._raw(X), expected)
+        np.testing.assert_array_equal(out(got), expected)
 
 
 def test_uniform_default_reserves_nothing_and_bins_as_before():
@@ -300,7 +322,8 @@ def test_categorical_columns_keep_their_categories():
     (dict(bin_edges="private", edges_budget=0.0), "edges_budget"),
     (dict(bin_edges="private", edges_budget="half"), "edges_budget"),
 ])
-@pytest.mark.parametrize("make", [ESTIMATORS[0], ESTIMATORS[2]])
+@pytest.mark.parametrize("make", [ESTIMATORS[0], ESTIMATORS[2], ESTIMATORS[4],
+                                  ESTIMATORS[8]])
 def test_bad_parameters_are_refused_before_anything_is_spent(make, params, message):
     X, y = make_data()
     accountant = BudgetAccountant(1.0, 1e-6)
