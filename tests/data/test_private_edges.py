@@ -18,19 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from dptrees import (
-    Blocks,
-    BudgetAccountant,
-    DPAdaBoostClassifier,
-    DPDecisionTreeClassifier,
-    DPDecisionTreeRegressor,
-    DPExplainableBoostingClassifier,
-    DPExplainableBoostingRegressor,
-    DPExtraTreesClassifier,
-    DPGradientBoostingClassifier,
-    DPGradientBoostingRegressor,
-    DPPartitionForestRegressor,
-)
+import dptrees as dp
 from dptrees._sources import _rows
 from dptrees.audit import audit_epsilon
 from dptrees.data import private_edges as PE
@@ -54,7 +42,7 @@ def counts_of(X, missing=None):
     return _rows.fine_counts(np.ascontiguousarray(X), LOWER, UPPER, PE.FINE_CELLS, missing)
 
 
-# -- sensitivity ------------------------------------------------------------------------------
+# -- sensitivity -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("row", [[0.0, -5.0, 0.0], [999.99, 4.9, 4.0], [5e6, -1e9, 2.5],
@@ -87,7 +75,7 @@ def test_counts_of_any_split_into_blocks_add_up():
     assert whole.sum() == N * P
 
 
-# -- audit of the release ----------------------------------------------------------------------
+# -- audit of the release --------------------------------------------------------------
 
 EPSILON = 1.0
 AUDIT = dict(n_calibration=2_000, n_test=6_000, alpha=1e-3)
@@ -148,7 +136,7 @@ def test_control_flat_sensitivity_for_the_dyadic_release_is_flagged(record_audit
         res.assert_within(EPSILON)
 
 
-# -- edges and binning -------------------------------------------------------------------------
+# -- edges and binning -----------------------------------------------------------------
 
 
 def test_consistency_of_exact_levels_gives_the_cells_back():
@@ -205,7 +193,8 @@ def test_table_binning_agrees_with_printed_thresholds_on_every_value(missing):
         expected = (probe[:, None] >= thresholds[j][None, :]).sum(axis=1)
         np.testing.assert_array_equal(codes, expected)
         edges = binner.edges(j)
-        assert edges[0] == LOWER[j] and edges[-1] == UPPER[j] and np.all(np.diff(edges) >= 0)
+        assert edges[0] == LOWER[j] and edges[-1] == UPPER[j]
+        assert np.all(np.diff(edges) >= 0)
     if missing:  # the missing bin stays last, its edge infinite
         rows = np.repeat(LOWER[None, :], 2, axis=0)
         rows[:, 1] = [UPPER[1] + 1, UPPER[1]]
@@ -223,19 +212,21 @@ def test_threaded_table_binning_is_the_same():
     np.testing.assert_array_equal(binner.transform(X, n_threads=2), binner.transform(X))
 
 
-# -- the fit ------------------------------------------------------------------------------------
+# -- the fit ---------------------------------------------------------------------------
 
 
+SMALL = dict(n_estimators=5, max_depth=3)
 ESTIMATORS = [
-    lambda **k: DPGradientBoostingClassifier(n_estimators=5, max_depth=3, classes=[0, 1], **k),
-    lambda **k: DPGradientBoostingRegressor(n_estimators=5, max_depth=3, y_bounds=(0, 1), **k),
-    lambda **k: DPExplainableBoostingClassifier(classes=[0, 1], **k),
-    lambda **k: DPExplainableBoostingRegressor(y_bounds=(0, 1), **k),
-    lambda **k: DPDecisionTreeClassifier(max_depth=3, classes=[0, 1], **k),
-    lambda **k: DPDecisionTreeRegressor(max_depth=3, y_bounds=(0, 1), **k),
-    lambda **k: DPExtraTreesClassifier(n_estimators=3, max_depth=3, classes=[0, 1], **k),
-    lambda **k: DPPartitionForestRegressor(n_estimators=3, max_depth=3, y_bounds=(0, 1), **k),
-    lambda **k: DPAdaBoostClassifier(n_estimators=4, classes=[0, 1], **k),
+    lambda **k: dp.DPGradientBoostingClassifier(**SMALL, classes=[0, 1], **k),
+    lambda **k: dp.DPGradientBoostingRegressor(**SMALL, y_bounds=(0, 1), **k),
+    lambda **k: dp.DPExplainableBoostingClassifier(classes=[0, 1], **k),
+    lambda **k: dp.DPExplainableBoostingRegressor(y_bounds=(0, 1), **k),
+    lambda **k: dp.DPDecisionTreeClassifier(max_depth=3, classes=[0, 1], **k),
+    lambda **k: dp.DPDecisionTreeRegressor(max_depth=3, y_bounds=(0, 1), **k),
+    lambda **k: dp.DPExtraTreesClassifier(n_estimators=3, max_depth=3, classes=[0, 1], **k),
+    lambda **k: dp.DPPartitionForestRegressor(n_estimators=3, max_depth=3, y_bounds=(0, 1),
+                                              **k),
+    lambda **k: dp.DPAdaBoostClassifier(n_estimators=4, classes=[0, 1], **k),
 ]
 #: Those whose plan is a zCDP budget (the others are pure epsilon-DP, Laplace noise).
 GAUSSIAN = ESTIMATORS[:4]
@@ -248,7 +239,7 @@ def _cost(entry):
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_one_ledger_entry_and_the_budget_is_never_exceeded(make):
     X, y = make_data()
-    accountant = BudgetAccountant(1.0, 1e-6)
+    accountant = dp.BudgetAccountant(1.0, 1e-6)
     est = make(epsilon=1.0, bounds=(LOWER, UPPER), bin_edges="private", edges_budget=0.2,
                accountant=accountant, random_state=0).fit(X, y)
     entries = [e for e in est.privacy_ledger_ if e["release"].startswith("bin edges")]
@@ -267,9 +258,9 @@ def test_one_ledger_entry_and_the_budget_is_never_exceeded(make):
 
 def test_laplace_fit_spends_the_edges_epsilon_out_of_its_own():
     X, y = make_data()
-    est = DPGradientBoostingClassifier(n_estimators=5, noise="laplace", epsilon=1.0,
-                                       delta=0.0, bounds=(LOWER, UPPER), classes=[0, 1],
-                                       bin_edges="private", random_state=0).fit(X, y)
+    est = dp.DPGradientBoostingClassifier(n_estimators=5, noise="laplace", epsilon=1.0,
+                                          delta=0.0, bounds=(LOWER, UPPER), classes=[0, 1],
+                                          bin_edges="private", random_state=0).fit(X, y)
     entry = [e for e in est.privacy_ledger_ if e["release"].startswith("bin edges")][0]
     assert entry["epsilon"] == pytest.approx(0.1, rel=1e-9)
     assert entry["sensitivity"] == P * PE.N_LEVELS
@@ -287,8 +278,8 @@ def test_the_same_model_from_an_array_blocks_and_a_memmap(make, tmp_path):
     mm = np.memmap(tmp_path / "X.f64", dtype=np.float64, mode="w+", shape=X.shape)
     mm[:] = X
     mm.flush()
-    for data, n_jobs in ((Blocks(X, block_rows=700), 1), (Blocks(X, block_rows=512), 2),
-                         (mm, 1)):
+    for data, n_jobs in ((dp.Blocks(X, block_rows=700), 1),
+                         (dp.Blocks(X, block_rows=512), 2), (mm, 1)):
         got = est.set_params(n_jobs=n_jobs).fit(data, y)
         np.testing.assert_array_equal(got.binner_.boundaries, boundaries)
         np.testing.assert_array_equal(out(got), expected)
@@ -296,8 +287,8 @@ def test_the_same_model_from_an_array_blocks_and_a_memmap(make, tmp_path):
 
 def test_uniform_default_reserves_nothing_and_bins_as_before():
     X, y = make_data()
-    est = DPGradientBoostingClassifier(n_estimators=3, bounds=(LOWER, UPPER), classes=[0, 1],
-                                       random_state=0).fit(X, y)
+    est = dp.DPGradientBoostingClassifier(n_estimators=3, bounds=(LOWER, UPPER),
+                                          classes=[0, 1], random_state=0).fit(X, y)
     assert est.bin_edges == "uniform" and est.binner_.table is None
     assert not any(e["release"].startswith("bin edges") for e in est.privacy_ledger_)
 
@@ -306,10 +297,12 @@ def test_categorical_columns_keep_their_categories():
     pd = pytest.importorskip("pandas")
     X, y = make_data()
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
-                          "c": pd.Categorical(np.array(list("xyz"))[X[:, 2].astype(int) % 3])})
+                          "c": pd.Categorical(np.array(list("xyz"))[X[:, 2].astype(int)
+                                                                    % 3])})
     bounds = {"a": (0.0, 1000.0), "b": (-5.0, 5.0), "c": ["x", "y", "z"]}
-    est = DPExplainableBoostingClassifier(classes=[0, 1], bounds=bounds, bin_edges="private",
-                                          random_state=0).fit(frame, y)
+    est = dp.DPExplainableBoostingClassifier(classes=[0, 1], bounds=bounds,
+                                             bin_edges="private", random_state=0)
+    est.fit(frame, y)
     assert list(est.binner_.tabled) == [1, 1, 0]
     assert est.bin_labels_[2][:1] and "x" in ",".join(est.bin_labels_[2])
     entry = [e for e in est.privacy_ledger_ if e["release"].startswith("bin edges")][0]
@@ -326,7 +319,7 @@ def test_categorical_columns_keep_their_categories():
                                   ESTIMATORS[8]])
 def test_bad_parameters_are_refused_before_anything_is_spent(make, params, message):
     X, y = make_data()
-    accountant = BudgetAccountant(1.0, 1e-6)
+    accountant = dp.BudgetAccountant(1.0, 1e-6)
     with pytest.raises(ValueError, match=message):
         make(bounds=(LOWER, UPPER), accountant=accountant, **params).fit(X, y)
     assert accountant.spent == (0.0, 0.0)
