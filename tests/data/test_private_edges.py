@@ -9,7 +9,7 @@
   edge too; the missing bin stays last, categorical columns keep their categories.
 * The fit (gradient boosting, the EBM, trees, forests, AdaBoost): one ledger entry,
   budget never exceeded (an explicit accountant too), the same model from an array,
-  from blocks and from a memmap, bad parameters refused before anything is spent;
+  from blocks, a memmap, Parquet row groups and Dask (two worker processes, slow), bad parameters refused before anything is spent;
   ``bin_edges="uniform"`` (the default) reserves nothing.
 """
 
@@ -283,6 +283,31 @@ def test_the_same_model_from_an_array_blocks_and_a_memmap(make, tmp_path):
         got = est.set_params(n_jobs=n_jobs).fit(data, y)
         np.testing.assert_array_equal(got.binner_.boundaries, boundaries)
         np.testing.assert_array_equal(out(got), expected)
+
+
+def test_the_same_model_from_parquet_row_groups(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    X, y = make_data()
+    path = tmp_path / "X.parquet"
+    pq.write_table(pa.table({f"x{j}": X[:, j] for j in range(P)}), path, row_group_size=600)
+    est = ESTIMATORS[0](epsilon=1.0, bounds=(LOWER, UPPER), bin_edges="private",
+                        random_state=5)
+    expected = est.fit(X, y).predict_proba(X)
+    got = est.fit(dp.Parquet(str(path), [f"x{j}" for j in range(P)]), y)
+    np.testing.assert_array_equal(got.predict_proba(X), expected)
+
+
+@pytest.mark.slow
+def test_the_same_model_from_dask_on_two_worker_processes(dask_client):
+    from support import dask_inputs
+
+    X, y = make_data()
+    for make in (ESTIMATORS[0], ESTIMATORS[2]):
+        est = make(epsilon=1.0, bounds=(LOWER, UPPER), bin_edges="private", random_state=5)
+        expected = est.fit(X, y).predict_proba(X)
+        for data, labels in dask_inputs(X, y, 701):
+            np.testing.assert_array_equal(est.fit(data, labels).predict_proba(X), expected)
 
 
 def test_uniform_default_reserves_nothing_and_bins_as_before():
