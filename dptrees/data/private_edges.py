@@ -93,6 +93,8 @@ def pending_edges(estimator, source, binner, categorical=()):
         return None
     features = np.setdiff1d(np.arange(binner.lower.shape[0]),
                             np.asarray(list(categorical), dtype=np.intp))
+    if not features.size:  # every column categorical: nothing to release or pay for
+        return None
     counts = source.fine_counts(binner.lower, binner.upper, FINE_CELLS, binner.missing)
     share = estimator.edges_budget
     return PendingEdges(np.ascontiguousarray(counts[features]), features,
@@ -107,9 +109,13 @@ def reserve_edges(plan, data):
     if pending is None:
         return 0.0
     budget = plan.reserve(pending.share)
-    if pending.features.size:
-        plan.check(1.0, budget, pending.features.size * (2 * FINE_CELLS - 1),
-                   cells=pending.features.size * N_LEVELS)
+    p = pending.features.size
+    try:
+        plan.check(1.0, budget, p * (2 * FINE_CELLS - 1), cells=p * N_LEVELS)
+    except ValueError as exc:
+        raise ValueError(f"edges_budget={pending.share!r} of this fit's budget is out of "
+                         f"the exact samplers' range for {p} numeric features: "
+                         f"{exc}") from exc
     return budget
 
 
@@ -201,11 +207,10 @@ def release_edges(plan, budget, pending, binner, rng):
     features = pending.features
     n_bins = binner.n_bins
     boundaries = np.full((binner.lower.shape[0], n_bins - 1), FINE_CELLS, dtype=np.int64)
-    if features.size:
-        cells = consistent_cells(noisy_levels(plan, budget, pending.counts, rng))
-        n_present = n_bins - binner.missing[features].astype(np.intp)
-        found = edges_from_cells(cells, n_present)
-        boundaries[features, :found.shape[1]] = found
+    cells = consistent_cells(noisy_levels(plan, budget, pending.counts, rng))
+    n_present = n_bins - binner.missing[features].astype(np.intp)
+    found = edges_from_cells(cells, n_present)
+    boundaries[features, :found.shape[1]] = found
     tabled = np.zeros(binner.lower.shape[0], dtype=np.uint8)
     tabled[features] = 1
     return Binner(binner.lower, binner.upper, n_bins, np.flatnonzero(binner.missing),

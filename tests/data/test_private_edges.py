@@ -9,8 +9,9 @@
   edge too; the missing bin stays last, categorical columns keep their categories.
 * The fit (gradient boosting, the EBM, trees, forests, AdaBoost): one ledger entry,
   budget never exceeded (an explicit accountant too), the same model from an array,
-  from blocks, a memmap, Parquet row groups and Dask (two worker processes, slow), bad parameters refused before anything is spent;
-  ``bin_edges="uniform"`` (the default) reserves nothing.
+  from blocks, a memmap, Parquet row groups and Dask (two worker processes, slow), bad
+  parameters and an unrealisable share refused before anything is spent; no release
+  without a numeric column; ``bin_edges="uniform"`` (the default) reserves nothing.
 """
 
 import math
@@ -332,6 +333,28 @@ def test_categorical_columns_keep_their_categories():
     assert est.bin_labels_[2][:1] and "x" in ",".join(est.bin_labels_[2])
     entry = [e for e in est.privacy_ledger_ if e["release"].startswith("bin edges")][0]
     assert entry["sensitivity"] == pytest.approx(math.sqrt(2 * PE.N_LEVELS))
+
+
+def test_a_table_without_numeric_columns_releases_no_edges():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data()
+    codes = X[:, 2].astype(int) % 3
+    frame = pd.DataFrame({"c": pd.Categorical(np.array(list("xyz"))[codes])})
+    est = dp.DPExplainableBoostingClassifier(classes=[0, 1], bounds={"c": ["x", "y", "z"]},
+                                             bin_edges="private", random_state=0)
+    est.fit(frame, y)
+    assert est.binner_.table is None
+    assert not any(e["release"].startswith("bin edges") for e in est.privacy_ledger_)
+
+
+def test_an_unrealisable_edges_budget_is_refused_before_anything_is_spent():
+    X, y = make_data()
+    accountant = dp.BudgetAccountant(1.0, 0.0)
+    est = dp.DPDecisionTreeClassifier(epsilon=1e-9, bounds=(LOWER, UPPER), classes=[0, 1],
+                                      bin_edges="private", accountant=accountant)
+    with pytest.raises(ValueError, match="edges_budget"):
+        est.fit(X, y)
+    assert accountant.spent == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("params, message", [
