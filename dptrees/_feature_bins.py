@@ -111,10 +111,8 @@ def feature_bins(estimator, feature_names):
                                    int(bins[-1])))
             continue
         has_missing = bool(binner.missing[j])
-        n_present = n_bins - has_missing
         lower, upper = float(binner.lower[j]), float(binner.upper[j])
-        edges = lower + np.arange(n_present + 1) * (upper - lower) / n_present
-        edges[-1] = upper
+        edges = binner.edges(j)
         missing_bin = None
         if has_missing:
             domain = numeric_missing.get(j)

@@ -11,7 +11,11 @@ else reads the training rows or spends budget. The order is the privacy argument
    checks each can be realised; it returns the plan (a
    :class:`~dptrees.privacy.release_plan.ReleasePlan`, or the federated aggregator's).
 4. ``plan.charge(accountant, name)`` spends the fit's budget once, before the first
-   release: a ``BudgetExceededError`` leaves nothing spent and nothing released.
+   release: a ``BudgetExceededError`` leaves nothing spent and nothing released. With
+   private bin edges (``bin_edges="private"``) the rows are binned only now, from the
+   edges' release (``data.bin_privately``:
+   :func:`dptrees.data.prepare.bin_with_private_edges`), whose budget
+   ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`).
 5. ``_release(fit)`` makes the releases, each through the plan, which records it in
    the ledger as it happens; ``_record(fit)`` then sets the fitted attributes from what
    was released and the public inputs only.
@@ -53,6 +57,7 @@ class Fit:
         self.accountant = accountant
         self.data = None
         self.plan = None
+        self.edges_budget = 0.0  # the private edges' budget, reserved by _plan_fit
 
 
 def run_fit(estimator, X, y, sample_weight=None, **data_params):
@@ -65,6 +70,16 @@ def run_fit(estimator, X, y, sample_weight=None, **data_params):
         fit.data = data
         fit.plan = estimator._plan_fit(fit)
         fit.plan.charge(fit.accountant, type(estimator).__name__)
+        if getattr(data, "edges", None) is not None:
+            fit.data = _bin_privately(fit)
         estimator._release(fit)
     estimator._record(fit)
     return estimator
+
+
+def _bin_privately(fit):
+    """The rows binned with their private edges, released with the budget ``_plan_fit``
+    reserved for them on a generator of their own (spawned only for such fits)."""
+    if not fit.edges_budget > 0:
+        raise RuntimeError("private bin edges need their budget reserved by _plan_fit")
+    return fit.data.bin_privately(fit.plan, fit.edges_budget, fit.rng.spawn(1)[0])

@@ -54,6 +54,7 @@ class TreeData:
     def __init__(self, estimator, prepared):
         source = prepared.source
         self.source = source
+        self.prepared = prepared
         self.binner, self.leaks = prepared.binner, list(prepared.leaks)
         self.n_features, self.n_samples = source.n_features, source.n_samples
         self.n_bins = estimator.n_bins
@@ -71,8 +72,23 @@ class TreeData:
             self.n_labels = len(self.classes)
             self.spec = TreeTargets(False, self.fixed_scale, 0, 1 + self.n_labels)
         self.in_memory = isinstance(source, ArraySource)
-        if self.in_memory:
+        self.regression = regression
+        if self.in_memory and prepared.edges is None:
             self._keep_arrays(regression)
+
+    @property
+    def edges(self):
+        """The pending private edges (the rows are not binned yet), or None."""
+        return self.prepared.edges
+
+    def bin_privately(self, plan, budget, rng):
+        """Release the private edges and bin the rows with them
+        (:func:`dptrees.data.prepare.bin_with_private_edges`); returns these rows."""
+        self.prepared = self.prepared.bin_privately(plan, budget, rng)
+        self.binner = self.prepared.binner
+        if self.in_memory:
+            self._keep_arrays(self.regression)
+        return self
 
     def _keep_arrays(self, regression):
         source = self.source

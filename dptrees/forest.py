@@ -28,7 +28,6 @@ from dptrees._lifecycle import run_fit
 from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress
-from dptrees.privacy.release_plan import ReleasePlan
 from dptrees._sources._rows import assign_partitions
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
@@ -167,14 +166,14 @@ class _BaseDPForest(_BaseDPTree):
     def _plan_fit(self, fit):
         """Each tree's budget: the full ``epsilon`` on its own part (``partition``) or
         ``epsilon / n_estimators`` on all the rows; one pure-epsilon plan."""
-        epsilon = fit.params
+        plan, epsilon = self._edges_plan(fit)
         fit.n_trees = self._resolve_n_estimators(epsilon)
         fit.tree_epsilon = epsilon if self.partition else epsilon / fit.n_trees
         fit.budget = self._tree_budget(fit.tree_epsilon)
         fit.max_features = (None if self._greedy else
                             resolve_max_features(self.max_features, fit.data.n_features))
         fit.builder = self._builder(fit.budget, fit.data, fit.max_features)
-        return ReleasePlan("laplace", epsilon, 0.0)
+        return plan
 
     def _release(self, fit):
         data, n_trees, partition = fit.data, fit.n_trees, bool(self.partition)
@@ -278,7 +277,7 @@ _COMMON_DOC = """
     verbose : int, default=0
         Show the trees' progress (budget, time left): a tqdm bar if tqdm is installed,
         else plain lines (see :mod:`dptrees._progress`).
-    min_samples_split, min_samples_leaf, n_bins, selection
+    min_samples_split, min_samples_leaf, n_bins, bin_edges, edges_budget, selection
         As for the single trees (:class:`~dptrees.tree.DPDecisionTreeRegressor`).
 """ + BOUNDS_DOC + """    accountant : BudgetAccountant, optional
         Where the fit's ``epsilon`` is spent; default: the default accountant.""" + \
@@ -341,7 +340,8 @@ class DPPartitionForestRegressor(_RegressionForest):
     _greedy = True
 
     def __init__(self, *, n_estimators=25, epsilon=1.0, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
+                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
@@ -376,7 +376,8 @@ class DPPartitionForestClassifier(_ClassificationForest):
     _greedy = True
 
     def __init__(self, *, n_estimators="auto", epsilon=1.0, max_depth="auto", min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, leaf="counts", selection="exponential",
+                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
@@ -435,7 +436,8 @@ class DPExtraTreesRegressor(_RegressionForest):
 
     def __init__(self, *, n_estimators=10, epsilon=1.0, max_features="sqrt",
                  n_thresholds="auto", partition=False, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, leaf="mean", selection="exponential",
+                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None,
                  y_bounds=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
@@ -466,7 +468,8 @@ class DPExtraTreesClassifier(_ClassificationForest):
     def __init__(self, *, n_estimators="auto", epsilon=1.0, max_features=None,
                  n_thresholds="auto", partition=False, max_depth="auto", min_samples_split=20,
                  min_samples_leaf=10,
-                 n_bins=40, leaf="counts", selection="exponential",
+                 n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())

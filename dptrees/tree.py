@@ -37,6 +37,7 @@ from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._prediction import MostProbableClassMixin
 from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -172,6 +173,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         "min_samples_split": [NON_NEGATIVE],
         "min_samples_leaf": [NON_NEGATIVE],
         "n_bins": [integers(2, 256)],
+        **EDGES_CONSTRAINTS,
         "selection": [options("exponential", "permute_and_flip")],
         "budget_weights": ["array-like"],
         "bounds": PUBLIC,
@@ -284,10 +286,20 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 
     def _plan_fit(self, fit):
         """The budget split of the tree and the builder that realises it (checked
-        before anything is spent); one pure-epsilon plan."""
-        fit.budget = self._tree_budget(fit.params)
+        before anything is spent); one pure-epsilon plan (private edges first)."""
+        plan, epsilon = self._edges_plan(fit)
+        fit.budget = self._tree_budget(epsilon)
         fit.builder = self._builder(fit.budget, fit.data)
-        return ReleasePlan("laplace", fit.params, 0.0)
+        return plan
+
+    @staticmethod
+    def _edges_plan(fit):
+        """The fit's pure-epsilon plan with the private edges' share reserved
+        (:func:`~dptrees.data.private_edges.reserve_edges`), and the epsilon left for
+        the trees: all of it with equal-width bins."""
+        plan = ReleasePlan("laplace", fit.params, 0.0)
+        fit.edges_budget = reserve_edges(plan, fit.data)
+        return plan, (fit.params - fit.edges_budget if fit.edges_budget else fit.params)
 
     def _release(self, fit):
         fit.trees = [self._grow(fit.data, fit.builder, fit.rng, n_threads(self.n_jobs))]
@@ -514,9 +526,9 @@ _TREE_PARAMS_DOC = """
     min_samples_leaf : float, default=10
         A split is undone if a child's noisy count is below this (``N_leaf``).
     n_bins : int, default=40
-        Equal-width bins per feature over the public bounds; ``n_bins - 1`` candidate
-        thresholds per feature (the paper's ``N_range``).
-    selection : {"exponential", "permute_and_flip"}, default="exponential"
+        Bins per feature, equal-width over the public bounds (or see ``bin_edges``);
+        ``n_bins - 1`` candidate thresholds per feature (the paper's ``N_range``).
+""" + EDGES_PARAMS_DOC + """    selection : {"exponential", "permute_and_flip"}, default="exponential"
         Private split selection; permute-and-flip is never worse in expected utility.
     budget_weights : tuple of 3 floats
         Relative budget of a noisy count, a split choice and a leaf release (see
@@ -599,7 +611,8 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     """
 
     def __init__(self, *, epsilon=1.0, max_depth=5, min_samples_split=20, min_samples_leaf=10,
-                 n_bins=40, leaf="mean", selection="exponential",
+                 n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="mean", selection="exponential",
                  budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
                  accountant=None, n_jobs=None, random_state=None):
         store_params(self, locals())
@@ -671,7 +684,8 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     """
 
     def __init__(self, *, epsilon=1.0, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
-                 n_bins=40, leaf="counts", selection="exponential",
+                 n_bins=40, bin_edges="uniform", edges_budget="auto",
+                 leaf="counts", selection="exponential",
                  budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
                  classes=None, accountant=None, n_jobs=None, random_state=None):
         store_params(self, locals())

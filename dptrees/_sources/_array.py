@@ -87,6 +87,11 @@ class ArraySource:
     def feature_minmax(self):
         return _rows.block_minmax(self.X, self.n_features)
 
+    def fine_counts(self, lower, upper, n_cells, missing):
+        blocks = [self.X[a:b] for a, b in self.row_blocks]
+        return self.sum_blocks(_rows.fine_counts, [blocks], lower=lower, upper=upper,
+                               n_cells=n_cells, missing=missing)
+
     def check_regression_targets(self):
         self.y = check_targets_regression(self.y, self.n_samples)
 

@@ -62,6 +62,11 @@ class BlockwiseSource:
         stacked = np.stack(parts)
         return np.stack([stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)])
 
+    def fine_counts(self, lower, upper, n_cells, missing):
+        return self.sum_blocks(_rows.block_fine_counts, [self.x_blocks], lower=lower,
+                               upper=upper, n_cells=n_cells, missing=missing,
+                               n_features=self.n_features)
+
     def encode_classes(self, classes, name="classes"):
         """Encode the labels against the public ``classes`` (or those found, with a
         ``PrivacyLeakWarning``); returns ``(classes, leak)``."""

@@ -53,6 +53,11 @@ class RowSource(Protocol):
     def feature_minmax(self) -> np.ndarray:
         """Per-feature minima and maxima (read only for bounds not given)."""
 
+    def fine_counts(self, lower: np.ndarray, upper: np.ndarray, n_cells: int,
+                    missing: np.ndarray) -> np.ndarray:
+        """Exact per-feature counts in ``n_cells`` equal-width cells of the public bounds
+        (before :meth:`bin`; the private edges' histogram, not released here)."""
+
     def bin(self, binner: Any) -> None:
         """Keep every row's bin codes under the public ``binner``."""
 

@@ -34,11 +34,13 @@ __all__ = [
     "block_head",
     "block_histogram",
     "block_label_codes",
+    "block_fine_counts",
     "block_minmax",
     "block_sums",
     "block_target_minmax",
     "block_unique",
     "block_y01",
+    "fine_counts",
     "heap_routing",
     "label_dtype",
     "clip_active",
@@ -97,6 +99,21 @@ def bin_block(X_block, start, binner, n_features):
     except ValueError as exc:
         raise ValueError(f"{exc} (in the block of rows starting at row {start})") from None
     return binner.transform(X)
+
+
+def fine_counts(X, lower, upper, n_cells, missing):
+    """Exact per-feature counts of ``X``'s rows (C-contiguous float64, validated) in
+    ``n_cells`` equal-width fine cells of the public bounds
+    (:func:`dptrees._core._binning.fine_counts`): the input of the private edges."""
+    out = np.zeros((X.shape[1], n_cells), dtype=np.int64)
+    _binning.fine_counts(X, lower, upper, n_cells, missing, out)
+    return out
+
+
+def block_fine_counts(X_block, lower, upper, n_cells, missing, n_features):
+    """:func:`fine_counts` of one block of features, validated as :func:`bin_block` does."""
+    return fine_counts(check_features(X_block, n_features=n_features), lower, upper,
+                       n_cells, missing)
 
 
 def block_minmax(X_block, n_features):

@@ -32,6 +32,7 @@ from dptrees._lifecycle import run_fit
 from dptrees._importances import ensemble_importances
 from dptrees._params import store_params
 from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -234,8 +235,9 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
     learning_rate : float, default=1.0
         Multiplies every ``alpha_k``; > 0.
     n_bins : int, default=32
-        Equal-width bins per feature over the public bounds, in [2, 256].
-    prior_vote : bool, default=True
+        Bins per feature, in [2, 256]: equal-width over the public bounds, or (see
+        ``bin_edges``) at private quantiles.
+""" + EDGES_PARAMS_DOC + """    prior_vote : bool, default=True
         Add the vote of the constant classifier that predicts the largest noisy class
         count (the first learner's leaf totals summed: post-processing, no budget), with
         the SAMME weight of its noisy error. With too little budget the learners' noisy
@@ -298,8 +300,9 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
 
     def __init__(self, *, n_estimators="auto", epsilon=1.0, schedule="improved", max_depth=1,
                  weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
-                 prior_vote=True, error_margin=0.0, bounds=None, classes=None,
-                 accountant=None, n_jobs=None, random_state=None):
+                 bin_edges="uniform", edges_budget="auto", prior_vote=True,
+                 error_margin=0.0, bounds=None, classes=None, accountant=None, n_jobs=None,
+                 random_state=None):
         store_params(self, locals())
 
     # ---------------------------------------------------------------- validation / plan
@@ -313,6 +316,7 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
         "max_weight": [reals(1, _MAX_WEIGHT_LIMIT, "both")],
         "learning_rate": [reals(0, 1e6, "right")],
         "n_bins": [integers(2, 256)],
+        **EDGES_CONSTRAINTS,
         "error_margin": [reals(0, 1e6, "both")],
         "prior_vote": BOOLEAN,
         "bounds": PUBLIC,
@@ -414,8 +418,12 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
     def _plan_fit(self, fit):
         """The schedule (drawn without the data) and every release's budget, checked
         before anything is spent; one pure-epsilon plan records the releases."""
-        fit.noisy_rounds, fit.budgets, fit.boost_rng = self._draw_plan(fit.params, fit.rng)
-        return ReleasePlan("laplace", fit.params.epsilon, 0.0)
+        plan = ReleasePlan("laplace", fit.params.epsilon, 0.0)
+        fit.edges_budget = reserve_edges(plan, fit.data)  # private edges first
+        params = (fit.params._replace(epsilon=fit.params.epsilon - fit.edges_budget)
+                  if fit.edges_budget else fit.params)
+        fit.noisy_rounds, fit.budgets, fit.boost_rng = self._draw_plan(params, fit.rng)
+        return plan
 
     def _release(self, fit):
         fit.state = _boost(fit.data, fit.params, fit.noisy_rounds, fit.budgets,

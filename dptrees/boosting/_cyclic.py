@@ -27,6 +27,7 @@ from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -46,6 +47,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
 
     _parameter_constraints = {
         **BOOSTING_CONSTRAINTS,
+        **EDGES_CONSTRAINTS,
         "n_cycles": [integers(1, 10_000), AUTO],
         "n_bins": [integers(2, 256), AUTO],
         "noise_reg": [NON_NEGATIVE],
@@ -132,6 +134,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         source, loss = fit.data.source, fit.loss
         n_features = source.n_features
         plan = ReleasePlan("gaussian", epsilon, delta)
+        fit.edges_budget = reserve_edges(plan, fit.data)
         fit.init_budget = self.init_fraction * plan.total
         fit.auto_active = auto_active = isinstance(self.max_active, str)
         fit.density_budget = _DENSITY_SHARE * plan.total if auto_active else 0.0
@@ -400,7 +403,7 @@ _PARAMS_DOC = """
         is the baseline whose score is 0. "auto": ``round(24 epsilon**(1/5))`` in
         [16, 32] (16 up to epsilon 0.15, 24 at 1, 32 from 4): wider bins, with more
         records each, where the noise is large.
-    reg_lambda : float, default=REG_LAMBDA
+""" + EDGES_PARAMS_DOC + """    reg_lambda : float, default=REG_LAMBDA
         L2 regularisation of the steps ``-G / (H + reg_lambda + noise_reg sigma_G)``, in
         units of the Hessian sum (records, for squared error).
     noise_reg : float, default=NOISE_REG
@@ -479,7 +482,8 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
     )
 
     def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=1.0,
-                 n_bins="auto", reg_lambda=100.0, noise_reg=10.0, max_active="auto",
+                 n_bins="auto", bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=100.0, noise_reg=10.0, max_active="auto",
                  gradient_clip=0.3,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):
@@ -510,7 +514,8 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
     )
 
     def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=0.5,
-                 n_bins="auto", reg_lambda=1.0, noise_reg=3.0, max_active="auto",
+                 n_bins="auto", bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=1.0, noise_reg=3.0, max_active="auto",
                  gradient_clip=1.0,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  n_jobs=None, random_state=None, verbose=0):

@@ -58,6 +58,7 @@ from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
+from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.validation import check_delta, check_epsilon
 
 
@@ -92,6 +93,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     _parameter_constraints = {
         **BOOSTED_TREE_CONSTRAINTS,
+        **EDGES_CONSTRAINTS,
         "noise": [options("gaussian", "laplace")],
         "accounting": [options("rdp", "pld")],
         "split": [options("auto", "random", "guided", "private", "hybrid")],
@@ -346,6 +348,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         source, loss = fit.data.source, fit.loss
         fit.n_trees = n_trees = self.n_estimators * loss.n_outputs
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
+        fit.edges_budget = reserve_edges(plan, fit.data)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)
         candidates = self._structure_candidates()
         fit.realisable = []
@@ -507,8 +510,9 @@ _COMMON_PARAMS_DOC = """
         budget after the initial score for the split prior of ``"guided"``. Unused by
         ``"random"`` trees without selected levels.
     n_bins : int, default=32
-        Equal-width bins over the public bounds, in [2, 256].
-    reg_lambda : float, default=50.0
+        Bins per feature, in [2, 256]: equal-width over the public bounds, or (see
+        ``bin_edges``) at private quantiles.
+""" + EDGES_PARAMS_DOC + """    reg_lambda : float, default=50.0
         L2 regularisation of the Newton leaf values
         ``-G / (H + reg_lambda + noise_reg sigma_G)``, in units of the Hessian sum
         (records, for squared error): it shrinks leaves whose noisy Hessian mass is small.
@@ -599,7 +603,8 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=8.0,
+                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=50.0, noise_reg=8.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):
@@ -633,7 +638,8 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
     def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
                  learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, reg_lambda=50.0, noise_reg=3.0,
+                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
+                 reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip="auto", leaf_clip=None, batch_size=1, subsample=None,
                  init_fraction=0.01, bounds=None, classes=None, accountant=None,
                  random_state=None, verbose=0, n_jobs=None):

@@ -1,4 +1,5 @@
-"""Equal-width binning over public bounds (the paper's ``N_range`` thresholds)."""
+"""Binning over public bounds: equal-width bins (the paper's ``N_range`` thresholds), or
+private edges on fine cells (:mod:`dptrees.data.private_edges`) through a lookup table."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from dptrees._core import _binning
 
-__all__ = ["Binner", "missing_features"]
+__all__ = ["Binner", "categorical_features", "missing_features"]
 
 # Below this many rows binning is not worth a thread.
 _THREAD_MIN_ROWS = 50_000
@@ -33,33 +34,59 @@ class Binner:
         In [2, 256].
     missing : iterable of int, default=()
         The features with a missing bin.
+    cells : (n_cells, tabled, boundaries) or None, default=None
+        Released private edges (:mod:`dptrees.data.private_edges`): the features with
+        ``tabled[j]`` cut ``[lower, upper]`` into ``n_cells`` equal-width fine cells and
+        bin ``b`` ends at fine-cell boundary ``boundaries[j, b]`` (``n_cells``: an
+        empty bin, or the missing bin's edge). A value's fine cell is computed as the
+        private histogram computed it (one multiply) and mapped through a lookup table
+        of ``n_cells`` codes: no search. Post-processing of a DP release, so public.
     """
 
-    def __init__(self, lower, upper, n_bins, missing=()):
+    def __init__(self, lower, upper, n_bins, missing=(), cells=None):
         self.lower = np.ascontiguousarray(lower, dtype=np.float64)
         self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.n_bins = int(n_bins)
         self.missing = np.zeros(self.lower.shape[0], dtype=np.uint8)
         self.missing[list(missing)] = 1
+        self.n_cells = self.tabled = self.boundaries = self.table = None
+        if cells is not None:
+            n_cells, tabled, boundaries = cells
+            self.n_cells = int(n_cells)
+            self.tabled = np.ascontiguousarray(tabled, dtype=np.uint8)
+            self.boundaries = np.ascontiguousarray(boundaries, dtype=np.int64)
+            # table[j, c]: the bin of fine cell c, the number of boundaries at or below it
+            cell = np.arange(self.n_cells)
+            self.table = np.ascontiguousarray(
+                (self.boundaries[:, :, None] <= cell).sum(axis=1), dtype=np.uint8)
 
     def __setstate__(self, state):
-        # models saved before missing bins existed have none
+        # models saved before missing bins (or private edges) existed have none
         self.__dict__.update(state)
         if "missing" not in state:
             self.missing = np.zeros(self.lower.shape[0], dtype=np.uint8)
+        for name in ("n_cells", "tabled", "boundaries", "table"):
+            self.__dict__.setdefault(name, None)
+
+    def _bin(self, X, codes):
+        if self.table is None:
+            _binning.bin_features(X, self.lower, self.upper, self.n_bins, self.missing, codes)
+        else:
+            _binning.bin_features_tabled(X, self.lower, self.upper, self.n_bins,
+                                         self.missing, self.n_cells, self.tabled,
+                                         self.table, codes)
 
     def transform(self, X, n_threads=1):
         """Bin codes of ``X`` (C-contiguous float64, validated by the caller), shape (n, p),
         ``n_threads`` blocks of rows at a time (the kernel releases the GIL)."""
         codes = np.empty(X.shape, dtype=np.uint8)
         if n_threads <= 1 or X.shape[0] < _THREAD_MIN_ROWS:
-            _binning.bin_features(X, self.lower, self.upper, self.n_bins, self.missing, codes)
+            self._bin(X, codes)
             return codes
         cuts = np.linspace(0, X.shape[0], n_threads + 1).astype(np.intp)
 
         def run(a, b):
-            _binning.bin_features(X[a:b], self.lower, self.upper, self.n_bins, self.missing,
-                                  codes[a:b])
+            self._bin(X[a:b], codes[a:b])
 
         with ThreadPoolExecutor(n_threads) as pool:
             list(pool.map(run, cuts[:-1], cuts[1:]))
@@ -71,14 +98,38 @@ class Binner:
         double that :meth:`transform` puts above bin ``b``, so that the printed rule and
         the binning agree on every value, those on an edge too. Infinity for the edge
         between present and missing values (NaN is never below a threshold: a missing
-        value goes right). Public: a function of the bounds and ``n_bins`` only."""
+        value goes right). Public: a function of the bounds and ``n_bins`` only.
+        With private edges, a tabled feature's ``t`` is the smallest double in the fine
+        cell that starts bin ``b + 1``, infinity after its last present bin."""
         table = self.__dict__.get("_threshold_table")
         if table is None:  # computed once per binner, not saved with it
             table = np.empty((self.lower.shape[0], self.n_bins - 1))
             _binning.edge_thresholds(self.lower, self.upper, self.n_bins, self.missing,
                                      table)
+            if self.table is not None:
+                tabled = np.flatnonzero(self.tabled)
+                cut = np.empty((tabled.size, self.n_bins - 1))
+                _binning.cell_thresholds(self.lower[tabled], self.upper[tabled],
+                                         self.n_cells, self.boundaries[tabled], cut)
+                table[tabled] = cut
             self._threshold_table = table
         return table[feature, bin_threshold]
+
+    def edges(self, feature):
+        """The ``n_present + 1`` edges of ``feature``'s present bins in feature units, from
+        ``lower`` to ``upper`` (bin ``b`` is ``[edges[b], edges[b + 1])``; an empty bin
+        of private edges is ``[upper, upper)``). Public."""
+        j = int(feature)
+        lower, upper = float(self.lower[j]), float(self.upper[j])
+        n_present = self.n_bins - int(self.missing[j])
+        if self.table is None or not self.tabled[j]:
+            edges = lower + np.arange(n_present + 1) * (upper - lower) / n_present
+        else:
+            inner = self.boundaries[j, :n_present - 1].astype(np.float64)
+            edges = np.concatenate([[lower], lower + inner * (upper - lower) / self.n_cells,
+                                    [upper]])
+        edges[-1] = upper
+        return np.minimum(edges, upper)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -90,3 +141,9 @@ def missing_features(bounds):
     """The features with a missing bin declared in ``bounds`` (the table encoding's
     :class:`dptrees.data.tables.TableBounds`; none for any other bounds)."""
     return getattr(bounds, "missing", ())
+
+
+def categorical_features(bounds):
+    """The categorical columns of ``bounds`` (the table encoding's; none for any other
+    bounds): they keep equal-width bins of their codes, never private edges."""
+    return getattr(bounds, "categorical", ())

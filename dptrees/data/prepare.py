@@ -22,10 +22,11 @@ from dptrees._sources import (
     open_source,
     public_binner,
 )
-from dptrees.data.binning import Binner
+from dptrees.data.binning import Binner, categorical_features
+from dptrees.data.private_edges import PendingEdges, pending_edges, release_edges
 from dptrees.data.tables import fit_columns, public_bounds
 
-__all__ = ["MAX_ROWS", "Prepared", "prepare"]
+__all__ = ["MAX_ROWS", "Prepared", "bin_with_private_edges", "prepare"]
 
 #: The most rows a fit takes: fixed-point sums of up to 2**31 rows fit in int64.
 MAX_ROWS = 2**31 - 1
@@ -48,6 +49,10 @@ class Prepared(NamedTuple):
         The public classes (classification).
     y_bounds : tuple of float or None
         The public target bounds ``(lower, upper)`` (regression).
+    edges : PendingEdges or None
+        With ``bin_edges="private"``, the exact fine histogram whose release gives the
+        edges: the source is not binned yet (:func:`bin_with_private_edges`, after the
+        budget is charged), and ``binner`` is the equal-width one of the same bounds.
     """
 
     source: RowSource
@@ -55,6 +60,7 @@ class Prepared(NamedTuple):
     leaks: list
     classes: object = None
     y_bounds: tuple | None = None
+    edges: PendingEdges | None = None
 
     @property
     def n_samples(self):
@@ -63,6 +69,10 @@ class Prepared(NamedTuple):
     @property
     def n_features(self):
         return self.source.n_features
+
+    def bin_privately(self, plan, budget, rng):
+        """:func:`bin_with_private_edges` of these rows."""
+        return bin_with_private_edges(self, plan, budget, rng)
 
 
 @contextmanager
@@ -104,17 +114,40 @@ def prepare(estimator, X, y, sample_weight=None, *, task, n_bins=None, max_class
 def _encode(estimator, source, task, n_bins, max_classes):
     n_bins = estimator.n_bins if n_bins is None else n_bins
     names = getattr(estimator, "feature_names_in_", None)
+    bounds = public_bounds(estimator)
     if task == "regression":
         source.check_regression_targets()
-        binner, leaks = public_binner(source, public_bounds(estimator), n_bins, MAX_ROWS, names)
+        binner, leaks = public_binner(source, bounds, n_bins, MAX_ROWS, names)
         y_bounds = encode_regression_targets(source, estimator.y_bounds)
         leaks += [] if y_bounds.leak is None else [y_bounds.leak]
-        source.bin(binner)
-        return Prepared(source, binner, leaks, y_bounds=(y_bounds.lower, y_bounds.upper))
+        edges = _bin(estimator, source, binner, bounds)
+        return Prepared(source, binner, leaks, y_bounds=(y_bounds.lower, y_bounds.upper),
+                        edges=edges)
     classes, class_leak = source.encode_classes(estimator.classes)
-    binner, leaks = public_binner(source, public_bounds(estimator), n_bins, MAX_ROWS, names)
+    binner, leaks = public_binner(source, bounds, n_bins, MAX_ROWS, names)
     if max_classes is not None and len(classes) > max_classes:
         raise ValueError(f"at most {max_classes} classes are supported, got {len(classes)}")
     leaks += [] if class_leak is None else [class_leak]
-    source.bin(binner)
-    return Prepared(source, binner, leaks, classes=classes)
+    edges = _bin(estimator, source, binner, bounds)
+    return Prepared(source, binner, leaks, classes=classes, edges=edges)
+
+
+def _bin(estimator, source, binner, bounds):
+    """Bin the source over the public bounds, or (private edges) read its exact fine
+    histogram and leave it unbinned until the edges are released."""
+    edges = pending_edges(estimator, source, binner, categorical_features(bounds))
+    if edges is None:
+        source.bin(binner)
+    return edges
+
+
+def bin_with_private_edges(prepared, plan, budget, rng):
+    """Release ``prepared``'s private edges through ``plan`` (``budget``, reserved by
+    :func:`~dptrees.data.private_edges.reserve_edges`; after the charge) and bin its
+    source with them; returns the prepared rows with the new binner. Unchanged without
+    pending edges."""
+    if prepared.edges is None:
+        return prepared
+    binner = release_edges(plan, budget, prepared.edges, prepared.binner, rng)
+    prepared.source.bin(binner)
+    return prepared._replace(binner=binner, edges=None)

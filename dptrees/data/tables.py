@@ -312,10 +312,11 @@ class TableBounds(dict):
     """Bounds by feature index for :func:`dptrees.data.domains.check_bounds` (``None``: read
     that feature's bounds from the data), with the leaks of categories read from data."""
 
-    def __init__(self, bounds, leaks, missing=()):
+    def __init__(self, bounds, leaks, missing=(), categorical=()):
         super().__init__(bounds)
         self.leaks = leaks
         self.missing = tuple(missing)
+        self.categorical = tuple(categorical)
 
 
 def _has_text(X):
@@ -503,7 +504,8 @@ def public_bounds(estimator):
     encoding = getattr(estimator, "_table_encoding", None)
     if encoding is None:
         return estimator.bounds
-    return TableBounds(encoding.fit_bounds, encoding.fit_leaks, encoding.missing)
+    return TableBounds(encoding.fit_bounds, encoding.fit_leaks, encoding.missing,
+                       encoding.categories)
 
 
 def _is_boolean(values, source_dtype):

@@ -91,9 +91,20 @@ class ReleasePlan:
         else:
             total = zcdp_budget(epsilon, delta)
         self.total = total * (1 - 1e-12)
+        self.reserved = 0.0  # taken off the total before the estimator splits it
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
         self._ledger = Ledger()
+
+    def reserve(self, share):
+        """Take ``share`` (in (0, 1)) of the total off it for a release made before the
+        estimator's own (the private bin edges), before the estimator splits the rest:
+        every later share of ``total`` is then of what is left, and the sum stays
+        within the fit's budget. Returns the reserved budget."""
+        budget = share * self.total
+        self.total -= budget
+        self.reserved += budget
+        return budget
 
     def record(self, release, mechanism, sensitivity, norm, count=1, **budget):
         """Count ``count`` releases of a kind in the ledger (:class:`Ledger`): those
@@ -115,7 +126,7 @@ class ReleasePlan:
         (rate ``subsample``) discrete Gaussian releases that fit, after the start, in
         ``(epsilon, delta)`` (:func:`subsampled_gaussian_budget`)."""
         return subsampled_gaussian_budget(self.epsilon, self.delta, self.subsample,
-                                          n_releases, init_budget,
+                                          n_releases, init_budget + self.reserved,
                                           self.total - init_budget)
 
     def compose_subsampled(self, budget, release):

@@ -643,8 +643,8 @@ def test_get_params_set_params_and_clone():
     est = make(2.0, max_depth=3, leaf="median", accountant=acc, random_state=3)
     params = est.get_params()
     assert set(params) == {
-        "epsilon", "max_depth", "min_samples_split", "min_samples_leaf", "n_bins", "leaf",
-        "selection", "budget_weights", "n_target_bins", "bounds", "y_bounds", "accountant", "n_jobs",
+        "epsilon", "max_depth", "min_samples_split", "min_samples_leaf", "n_bins", "bin_edges",
+        "edges_budget", "leaf", "selection", "budget_weights", "n_target_bins", "bounds", "y_bounds", "accountant", "n_jobs",
         "random_state"}
     assert params["epsilon"] == 2.0 and params["max_depth"] == 3 and params["leaf"] == "median"
     assert est.set_params(max_depth=4, selection="permute_and_flip") is est
