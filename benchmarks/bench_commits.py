@@ -41,7 +41,11 @@ interpreter (``python -P thisfile --child SPEC``, working directory a temporary 
 tree; one thread for OpenMP and BLAS), and the builds alternate A, B, A, B, ... within
 every round of ``--repeat``. A child fits once untimed (warm-up), then ``--inner`` times
 (a boosting child its K1 and K2 fits in turn), and reports the fastest CPU time
-(``time.process_time``) and the fastest wall time of each. Over the rounds
+(``time.process_time``) and the fastest wall time of each, and the fewest minor page
+faults of a fit (listed under the tables: fresh pages cost system time, and how many a
+fit needs depends on glibc's dynamic mmap and trim thresholds, that is on what the
+process allocated before, as much as on the fit; ``MALLOC_MMAP_THRESHOLD_=131072`` in
+the environment fixes the state: then every large array is fresh). Over the rounds
 the table gives, per build, the minimum and the median, and the ratio B / A of the
 minima and of the medians. The noise band is the range of the *paired* ratios (round r's
 B over round r's A): a workload is called ``slower`` when B was slower in every round,
@@ -122,27 +126,41 @@ def make_estimator(kind, max_depth=None, n_estimators=None):
     raise ValueError(f"unknown workload {kind!r}")
 
 
+def minor_faults():
+    """Minor page faults of this process so far (0 where ``resource`` is missing)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def time_fit(make, X, y):
-    """CPU and wall seconds of one ``make().fit(X, y)`` (the construction untimed)."""
+    """CPU and wall seconds and minor page faults of one ``make().fit(X, y)`` (the
+    construction untimed)."""
     import gc
 
     est = make()
     gc.collect()
+    faults = minor_faults()
     cpu, wall = time.process_time(), time.perf_counter()
     est.fit(X, y)
-    return time.process_time() - cpu, time.perf_counter() - wall
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return cpu, wall, minor_faults() - faults
 
 
 def best_fit(makes, X, y, inner):
-    """Fastest CPU and fastest wall time of each ``make`` in ``makes`` over ``inner`` fits.
+    """Fastest CPU and fastest wall time of each ``make`` in ``makes`` over ``inner`` fits,
+    and the fewest minor page faults of a fit (``faults``: pages the fit had to be given
+    afresh, which depends on the allocator's state as much as on the fit).
 
     One untimed fit of the first comes first (imports, caches); the timed fits of the
     makes are interleaved, so that a change of the machine's load falls on all of them.
     """
     makes[0]().fit(X, y)
     times = [[time_fit(make, X, y) for make in makes] for _ in range(inner)]
-    return [{"cpu": min(t[i][0] for t in times), "wall": min(t[i][1] for t in times)}
-            for i in range(len(makes))]
+    return [{"cpu": min(t[i][0] for t in times), "wall": min(t[i][1] for t in times),
+             "faults": min(t[i][2] for t in times)} for i in range(len(makes))]
 
 
 def measure_tree(kind, X, target, spec):
@@ -158,7 +176,7 @@ def measure_boosting(kind, X, target, spec):
     k1, k2 = spec["rounds"]
     short, long = best_fit([lambda k=k: make_estimator(kind, n_estimators=k) for k in (k1, k2)],
                            X, target, spec["inner"])
-    per_round = {m: (long[m] - short[m]) / (k2 - k1) for m in METRICS}
+    per_round = {m: (long[m] - short[m]) / (k2 - k1) for m in METRICS + ("faults",)}
     return {f"{kind}_round": per_round, f"{kind}_fit": short}
 
 
@@ -244,7 +262,8 @@ def collect(pythons, settings, log=None):
     """
     workloads = TREE_WORKLOADS + BOOSTING_WORKLOADS
     groups = [workloads] if settings["one_child"] else [(w,) for w in workloads]
-    samples = {row: {label: {m: [] for m in METRICS} for label, _ in pythons} for row in ROWS}
+    samples = {row: {label: {m: [] for m in METRICS + ("faults",)} for label, _ in pythons}
+               for row in ROWS}
     children, warned = {}, {label: set() for label, _ in pythons}
     with tempfile.TemporaryDirectory(prefix="bench_commits_") as workdir:
         for r in range(settings["repeat"]):
@@ -253,8 +272,8 @@ def collect(pythons, settings, log=None):
                 for label, python in pythons:
                     report = spawn(python, spec, workdir)
                     for row, times in report["times"].items():
-                        for m in METRICS:
-                            samples[row][label][m].append(times[m])
+                        for m in METRICS + ("faults",):
+                            samples[row][label][m].append(times.get(m, float("nan")))
                     warned[label].update(report["warnings"])
                     children[label] = report
                     if log is not None:
@@ -401,6 +420,14 @@ def format_report(results):
     for metric, title in (("cpu", "CPU time (process_time), ms"), ("wall", "wall time, ms")):
         lines += ["", f"{title}; ratio = {results['labels'][1]} / {results['labels'][0]}",
                   format_table(results, metric)]
+    lines += ["", "minor page faults per fit (a child's fewest; per round), median [range]"]
+    for row in ROWS:
+        cells = []
+        for label in results["labels"]:
+            f = [v + 0.0 for v in results["samples"][row][label].get("faults", []) if v == v]
+            cells.append(f"{label} {statistics.median(f):.0f} [{min(f):.0f}-{max(f):.0f}]"
+                         if f else f"{label} n/a")
+        lines.append(f"{row:<38} " + "   ".join(cells))
     return "\n".join(lines)
 
 

@@ -99,7 +99,7 @@ class ArraySource:
         return _rows.block_target_minmax(self.y)
 
     def encode_regression(self, lower, upper):
-        self.labels = _rows.block_y01(self.y, lower, upper)
+        self.labels = _rows.y01(self.y, lower, upper)  # y checked by check_regression_targets
 
     def encode_classes(self, classes, name="classes"):
         if self.y is None:

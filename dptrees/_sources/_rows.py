@@ -41,6 +41,7 @@ __all__ = [
     "block_unique",
     "block_y01",
     "fine_counts",
+    "y01",
     "heap_routing",
     "label_dtype",
     "clip_active",
@@ -149,8 +150,17 @@ def block_label_codes(y_block, classes):
 def block_y01(y_block, lower, upper):
     """Regression targets of a block clipped to the public bounds and rescaled to [0, 1]
     (exactly the in-memory path's arithmetic)."""
-    y = check_targets_regression(y_block, len(y_block))
-    return np.clip((clip(y, lower, upper) - lower) / (upper - lower), 0.0, 1.0)
+    return y01(check_targets_regression(y_block, len(y_block)), lower, upper)
+
+
+def y01(y, lower, upper):
+    """Validated regression targets ``y`` clipped to the public bounds and rescaled to
+    [0, 1]: ``clip((clip(y, lower, upper) - lower) / (upper - lower), 0, 1)``, in one new
+    array (the same operations, in place)."""
+    out = clip(y, lower, upper)  # a new array: y is not modified
+    np.subtract(out, lower, out=out)
+    np.divide(out, upper - lower, out=out)
+    return np.clip(out, 0.0, 1.0, out=out)
 
 
 def block_target_minmax(y_block):
