@@ -40,6 +40,7 @@ Usage::
 they are for research, never for a release.
 """
 
+import math
 import time
 
 import numpy as np
@@ -253,7 +254,7 @@ def no_fallback():
     from dptrees.forest import _RegressionForest
     from dptrees.tree import _RegressionTreeMixin
 
-    _common.FALLBACK_EPS_ROWS = 0.0
+    _common.FALLBACK_EPS_ROWS = -math.inf  # (a noisy count can be negative)
     _RegressionTreeMixin._fallback_threshold = None
     _RegressionForest._fallback_threshold = None
 

@@ -46,15 +46,16 @@ def test_quick_mode_structure(script, quick):
 
 
 def test_quick_results_fall_back_at_eps_001(quick):
-    # At eps 0.01 on 2,000 rows (epsilon x n = 20) every regressor falls back to its
-    # noisy mean and every multiclass boosting model to the noisy majority: the
-    # regressors' MAE is near the mean's (the noisy mean's noise is large here: 0.5 on
-    # a 0-10 scale is three of its standard deviations), the classifiers' accuracy near
-    # the majority class's.
+    # At eps 0.01 on the wine (epsilon x n = 13) every regressor falls back to its noisy
+    # mean and every multiclass boosting model to the noisy class frequencies. With one
+    # seed a noisy mean can be far off (the anchor, its *expected* MAE, is about 2 on the
+    # 0-10 scale here), so: within twice the anchor; the boosting classifiers within 0.1
+    # of the majority class. A regressor following noise instead (targets clipped to
+    # 0-10) would be well above.
     results, _ = quick
     wine, classes = results["data"]["wine"], results["data"]["wine-classes"]
     for model, by_eps in wine["dp"].items():
-        assert by_eps[0.01]["score"] < wine["anchors"]["mean"] + 0.5, model
+        assert by_eps[0.01]["score"] < 2 * wine["anchors"][0.01], model
     for model in ("DP GB", "DP EBM"):
         assert classes["dp"][model][0.01]["score"] > classes["anchors"]["majority"] - 0.1
 
