@@ -29,6 +29,7 @@ from dptrees._parallel import n_threads
 from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._sources._rows import assign_partitions
+from dptrees._tree_fallback import FALLBACK_SHARE, FOREST_FALLBACK_EPS_ROWS
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
     CLASSIFIER_BUDGET_WEIGHTS,
@@ -168,18 +169,24 @@ class _BaseDPForest(_BaseDPTree):
         ``epsilon / n_estimators`` on all the rows; one pure-epsilon plan."""
         plan, epsilon = self._edges_plan(fit)
         fit.n_trees = self._resolve_n_estimators(epsilon)
-        fit.tree_epsilon = epsilon if self.partition else epsilon / fit.n_trees
-        fit.budget = self._tree_budget(fit.tree_epsilon)
         fit.max_features = (None if self._greedy else
                             resolve_max_features(self.max_features, fit.data.n_features))
+        epsilon = self._plan_fallback(fit, epsilon, fit.max_features)
+        fit.tree_epsilon = epsilon if self.partition else epsilon / fit.n_trees
+        fit.budget = self._tree_budget(fit.tree_epsilon)
         fit.builder = self._builder(fit.budget, fit.data, fit.max_features)
         return plan
 
     def _release(self, fit):
-        data, n_trees, partition = fit.data, fit.n_trees, bool(self.partition)
+        self._falls_back(fit)
+        rng = fit.rng
+        if fit.fell_back:  # one tree of depth 0 on all the rows: the noisy mean
+            fit.n_trees, fit.tree_epsilon = 1, fit.fallback_base * (1 - FALLBACK_SHARE)
+        data, n_trees = fit.data, fit.n_trees
+        partition = bool(self.partition) and not fit.fell_back
         if partition:
-            data.partition(n_trees, fit.rng)
-        streams = fit.rng.spawn(n_trees)
+            data.partition(n_trees, rng)
+        streams = rng.spawn(n_trees)
         threads = n_threads(self.n_jobs, n_trees)
         # threads left over by the trees go to each tree's statistics
         per_tree = max(1, n_threads(self.n_jobs) // threads)
@@ -252,6 +259,7 @@ _EXTRA_CONSTRAINTS = {"max_features": [None, options("sqrt", "log2"), *fraction_
 
 
 class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
+    _fallback_threshold = FOREST_FALLBACK_EPS_ROWS
     _parameter_constraints = {**_BaseDPForest._parameter_constraints,
                               **_RegressionTreeMixin._regression_constraints}
 
@@ -319,9 +327,15 @@ class DPPartitionForestRegressor(_RegressionForest):
     by record), grows one greedy :class:`~dptrees.tree.DPDecisionTreeRegressor` on each
     part with the full ``epsilon``, and predicts the average of the trees.
 
+    With too little budget (``epsilon`` times a noisy record count released first, with
+    5 % of ``epsilon``, below ``FOREST_FALLBACK_EPS_ROWS``; :mod:`dptrees._tree_fallback`)
+    the forest is one tree of depth 0 on all the records: the noisy mean.
+
     Privacy guarantee: ``epsilon``-DP for add/remove-one neighbours, given public
-    ``bounds`` and ``y_bounds``: a record lands in exactly one part, so it influences one
-    tree, which is ``epsilon``-DP (parallel composition). The fit spends ``epsilon`` once.
+    ``bounds`` and ``y_bounds``: the count takes ``0.05 epsilon``; a record lands in
+    exactly one part, so it influences one tree, which spends the rest (parallel
+    composition; the choice of structure is post-processing of the count; proofs in
+    ``docs/proofs/index.rst``). The fit spends ``epsilon`` once.
 
     Parameters
     ----------
@@ -428,7 +442,12 @@ class DPExtraTreesRegressor(_RegressionForest):
     n_thresholds_auto=_AUTO_THRESHOLDS_DOC) + """
     leaf, n_target_bins, y_bounds, max_depth, budget_weights
         As for :class:`~dptrees.tree.DPDecisionTreeRegressor`; the split utility is minus
-        the squared error (``n`` times the variance DiffPETs uses).""" + _COMMON_DOC + """
+        the squared error (``n`` times the variance DiffPETs uses). With too little
+        budget (``epsilon`` times a noisy record count, released first with 5 % of
+        ``epsilon``, below ``FOREST_FALLBACK_EPS_ROWS``; :mod:`dptrees._tree_fallback`)
+        the forest is one tree of depth 0, the noisy mean, spending the rest (the
+        choice is post-processing of the count; ``docs/proofs/index.rst``).""" + \
+    _COMMON_DOC + """
 """ + _EXTRA_ATTRIBUTES_DOC + """
     epsilon_spent_, delta_spent_, privacy_ledger_, tree_epsilon_, budget_, privacy_leaks_,
     n_features_in_, bounds_, y_bounds_

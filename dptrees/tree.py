@@ -42,6 +42,12 @@ from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees._tree_data import TreeData
+from dptrees._tree_fallback import (
+    FALLBACK_SHARE,
+    TREE_FALLBACK_EPS_ROWS,
+    noisy_record_count,
+    tree_falls_back,
+)
 from dptrees._tree_structure import Tree
 from dptrees.accounting import AccountantMixin
 from dptrees.mechanisms import _laplace_ratio, selection_constants
@@ -166,6 +172,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 
     _criterion = None  # set by subclasses
     _leaf_kind = None
+    _fallback_threshold = None  # regressors: see dptrees._tree_fallback
 
     _parameter_constraints = {
         "epsilon": EPSILON,
@@ -286,8 +293,11 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
 
     def _plan_fit(self, fit):
         """The budget split of the tree and the builder that realises it (checked
-        before anything is spent); one pure-epsilon plan (private edges first)."""
+        before anything is spent); one pure-epsilon plan (private edges first). A
+        regressor keeps a share of the rest for the fallback rule's count and plans its
+        fallback too (:mod:`dptrees._tree_fallback`)."""
         plan, epsilon = self._edges_plan(fit)
+        epsilon = self._plan_fallback(fit, epsilon)
         fit.budget = self._tree_budget(epsilon)
         fit.builder = self._builder(fit.budget, fit.data)
         return plan
@@ -301,7 +311,36 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         fit.edges_budget = reserve_edges(plan, fit.data)
         return plan, (fit.params - fit.edges_budget if fit.edges_budget else fit.params)
 
+    def _plan_fallback(self, fit, epsilon, max_features=None):
+        """The budget left for the trees out of ``epsilon`` (what the private edges
+        left), and (regressors) ``fit.fallback``: the budget and builder of one tree of
+        depth 0 with it (checked before anything is spent); the rule's count takes
+        ``FALLBACK_SHARE`` of ``epsilon`` (``fit.fallback_base``)."""
+        fit.fallback, fit.fallback_base = None, epsilon
+        if self._fallback_threshold is None:
+            return epsilon
+        epsilon = epsilon * (1 - FALLBACK_SHARE)
+        self._fit_max_depth = 0
+        budget = split_tree_budget(epsilon, 0, self.budget_weights)
+        fit.fallback = (budget, self._builder(budget, fit.data, max_features))
+        return epsilon
+
+    def _falls_back(self, fit):
+        """For a regressor, release the fallback rule's count first (drawn from the
+        fit's generator: the trees' streams, spawned from it, stay as they were) and, if
+        the rule says so, switch the fit to its fallback, one tree of depth 0; sets
+        ``fit.fell_back``."""
+        fit.fell_back = False
+        if fit.fallback is None:
+            return
+        noisy_count = noisy_record_count(fit.plan, fit.data, fit.fallback_base, fit.rng)
+        if tree_falls_back(fit.params, noisy_count, self._fallback_threshold):
+            self._fit_max_depth = 0
+            fit.budget, fit.builder = fit.fallback
+            fit.fell_back = True
+
     def _release(self, fit):
+        self._falls_back(fit)
         fit.trees = [self._grow(fit.data, fit.builder, fit.rng, n_threads(self.n_jobs))]
         self._record_tree(fit.plan, fit.budget)
 
@@ -391,6 +430,7 @@ class _RegressionTreeMixin:
     }
 
     _task = "regression"
+    _fallback_threshold = TREE_FALLBACK_EPS_ROWS
 
     def _criterion_name(self):
         return "mse" if self.leaf == "mean" else "mae"
@@ -556,11 +596,19 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     mean (exact Laplace noise on a fixed-point sum, over the node's noisy count) or a
     median chosen by the exponential mechanism.
 
+    Small-budget fallback (:mod:`dptrees._tree_fallback`): the fit first releases a noisy
+    record count with 5 % of ``epsilon``; when ``epsilon`` times it is below
+    ``TREE_FALLBACK_EPS_ROWS`` the tree is grown to depth 0 (the noisy mean of the
+    targets), so that with too little budget it predicts the noisy mean rather than
+    noise. The rule reads public inputs and that released count (post-processing).
+
     Privacy guarantee: ``epsilon``-differential privacy for add/remove-one neighbouring
-    datasets, given public ``bounds`` and ``y_bounds``. The budget of each release is
-    :func:`split_tree_budget` (sequential along a path, parallel across the nodes of a
-    depth); the sensitivities are derived in :mod:`dptrees._core._releases`. The fit
-    spends ``epsilon`` from ``accountant``.
+    datasets, given public ``bounds`` and ``y_bounds``: the count (``0.05 epsilon``) and
+    the tree (the rest) compose sequentially. The budget of each of the tree's releases
+    is :func:`split_tree_budget` of the rest (sequential along a path, parallel across
+    the nodes of a depth); the sensitivities are derived in
+    :mod:`dptrees._core._releases`; proofs in ``docs/proofs/index.rst``. The fit spends
+    ``epsilon`` from ``accountant``.
 
     Changes from the paper, to make its guarantee true:
 

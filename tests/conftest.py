@@ -10,6 +10,7 @@ runs ``python -P -m pytest``. Where ``experiments/`` is absent (tests run from a
 test sources) nothing is added and those tests skip (``support.import_experiment``).
 """
 
+import math
 import sys
 from pathlib import Path
 
@@ -73,3 +74,27 @@ def dask_client():
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         yield client
+
+
+@pytest.fixture
+def no_fallback(monkeypatch):
+    """Boosting without the small-budget fallback (``falls_back``): tests that audit or
+    count the trees' releases fit tiny neighbouring data sets, where ``epsilon`` times
+    the record count is far below the threshold and the fit would keep only its
+    starting score."""
+    from dptrees.boosting import _common
+
+    monkeypatch.setattr(_common, "FALLBACK_EPS_ROWS", -math.inf)  # counts may be < 0
+
+
+@pytest.fixture
+def no_tree_fallback(monkeypatch):
+    """Regression trees and forests without the small-budget fallback
+    (:mod:`dptrees._tree_fallback`): for tests of the trees' own budget split, streams
+    and replays, which the fallback's count (a share of the budget, one more draw) and
+    its depth-0 tree on small data would change."""
+    from dptrees.forest import _RegressionForest
+    from dptrees.tree import _RegressionTreeMixin
+
+    monkeypatch.setattr(_RegressionTreeMixin, "_fallback_threshold", None)
+    monkeypatch.setattr(_RegressionForest, "_fallback_threshold", None)

@@ -146,23 +146,34 @@ def _configs():
     add("tree-clf-dask", lambda: DPDecisionTreeClassifier(max_depth=4, **CLF), "bin",
         source="dask", twin="tree-clf")
     # Forests
+    # (forest regressors at epsilon 4: at 1 they would fall back to the noisy mean on
+    # these 800 rows, dptrees._tree_fallback)
     add("partition-forest-reg", lambda: DPPartitionForestRegressor(
-        n_estimators=4, max_depth=3, **REG), "reg")
+        n_estimators=4, max_depth=3, epsilon=4.0, **REG), "reg")
     add("partition-forest-clf", lambda: DPPartitionForestClassifier(
         n_estimators=4, max_depth=3, **CLF), "bin")
     add("extra-trees-reg", lambda: DPExtraTreesRegressor(
-        n_estimators=4, max_depth=3, **REG), "reg")
+        n_estimators=4, max_depth=3, epsilon=4.0, **REG), "reg")
     add("extra-trees-clf-partition", lambda: DPExtraTreesClassifier(
         n_estimators=4, max_depth=3, partition=True, **CLF3), "cls")
     add("extra-trees-clf-weights", lambda: DPExtraTreesClassifier(
         n_estimators=3, max_depth=3, **CLF), "bin", weights=True)
     add("extra-trees-reg-2-threads", lambda: DPExtraTreesRegressor(
-        n_estimators=4, max_depth=3, n_jobs=2, **REG), "reg", twin="extra-trees-reg")
+        n_estimators=4, max_depth=3, n_jobs=2, epsilon=4.0, **REG), "reg",
+        twin="extra-trees-reg")
     add("partition-forest-clf-blocks", lambda: DPPartitionForestClassifier(
         n_estimators=4, max_depth=3, **CLF), "bin", source="blocks",
         twin="partition-forest-clf")
     add("extra-trees-reg-dask", lambda: DPExtraTreesRegressor(
-        n_estimators=4, max_depth=3, **REG), "reg", source="dask", twin="extra-trees-reg")
+        n_estimators=4, max_depth=3, epsilon=4.0, **REG), "reg", source="dask",
+        twin="extra-trees-reg")
+    # The small-budget fallback (the noisy mean; the noisy class frequencies)
+    add("tree-reg-fallback", lambda: DPDecisionTreeRegressor(epsilon=0.5, **REG), "reg")
+    add("partition-forest-reg-fallback", lambda: DPPartitionForestRegressor(
+        epsilon=1.0, **REG), "reg")
+    add("gb-reg-fallback", lambda: DPGradientBoostingRegressor(epsilon=0.2, **REG), "reg")
+    add("ebm-clf3-fallback", lambda: DPExplainableBoostingClassifier(
+        epsilon=0.2, **CLF3), "cls")
     # Gradient boosting
     gb = dict(n_estimators=6, max_depth=3)
     add("gb-clf", lambda: DPGradientBoostingClassifier(**gb, **CLF), "bin")

@@ -28,7 +28,7 @@ from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, Square
 from dptrees.mechanisms import fixed_point_scale
 from dptrees.validation import warn_weak_delta
 
-__all__ = ["auto_gradient_clip"]
+__all__ = ["auto_gradient_clip", "falls_back"]
 
 # Share of each leaf (or histogram) release's budget spent on the Hessian sums; the
 # gradient sums carry the signal, the Hessians only scale it.
@@ -46,6 +46,41 @@ def auto_gradient_clip(epsilon):
     ``experiments/RESULTS.md``).
     """
     return min(1.0, max(0.5, float(epsilon) / 8.0))
+
+
+#: ``epsilon x noisy record count`` below which a regression or multiclass boosting fit
+#: keeps only its starting score (:func:`falls_back`).
+FALLBACK_EPS_ROWS = 300.0
+
+
+def falls_back(epsilon, noisy_count, loss):
+    """Whether a boosting fit keeps only its starting score (the noisy mean, or the noisy
+    class frequencies) and spends all its budget on it: with too little budget it falls
+    back to the noisy prior instead of following noise.
+
+    True when ``epsilon * noisy_count < FALLBACK_EPS_ROWS`` for squared error and
+    multinomial log-loss. Below it the noise on the leaves of a hundred rounds (or cycles)
+    adds up and the ensemble drifts below the noisy mean, or below the majority class.
+    On validation rows (``experiments/small_eps_regression.py --validation``; figures in
+    ``experiments/RESULTS.md``): on the red wine (1,023 rows) both boosting families lose
+    to the noisy mean at ``epsilon * n`` = 100 (eps 0.1) and gradient boosting up to
+    about 1,500, the multiclass ones to the majority class at 100; on California the
+    explainable boosting machine loses at 150 (eps 0.01) and gradient boosting beats the
+    noisy mean from 150 on (so the rule costs it there: ``epsilon * n`` alone cannot
+    tell the two data sets apart). Binary log-loss never falls back: it already stays at
+    or above the majority class on Adult (its leaf shrinkage and initial log-odds), and
+    its ranking (AUC) is worth keeping at small epsilon.
+
+    ``noisy_count`` is the record count the starting score released.
+
+    Privacy: a function of the public ``epsilon`` and loss and of a released value:
+    post-processing, no privacy cost (see ``docs/proofs/boosting.rst``). The budget it
+    frees is spent on one more release of the starting score's values (accounted with
+    the others: the guarantee is unchanged).
+    """
+    if isinstance(loss, BinaryLogistic):
+        return False
+    return float(epsilon) * float(noisy_count) < FALLBACK_EPS_ROWS
 
 
 class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
@@ -144,6 +179,30 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         noisy_counts = plan.release(init_values, 1.0, budget, rng,
                                     label="initial score: class counts")
         return loss.init_score(noisy_counts), float(np.sum(noisy_counts))
+
+    @staticmethod
+    def _fallback_score(plan, loss, init_values, spent, rng):
+        """The starting score of a fit that falls back (:func:`falls_back`): the starting
+        score's values released again with all the budget left after ``spent``
+        (:meth:`~dptrees.privacy.release_plan.ReleasePlan.release_rest`: one pure-DP
+        Laplace release where the plan accounts in Renyi DP). The first release, a
+        hundredth of the budget, is not reused.
+
+        Regression releases the sum of the targets *centred* on 1/2 (in [-1/2, 1/2]: one
+        record moves it by at most 1/2) and the count: L1 sensitivity 3/2, a quarter less
+        noise than an uncentred sum's 2; the mean is ``1/2 + centred sum / count``,
+        clipped to [0, 1]. Classification releases the class counts (L1 sensitivity 1).
+        The score is post-processing of the released values.
+        """
+        if not isinstance(loss, SquaredError):
+            counts, _ = plan.release_rest(init_values, 1.0, spent, rng,
+                                          label="fallback score: class counts")
+            return loss.init_score(counts)
+        total, count = init_values
+        (centred, noisy_count), _ = plan.release_rest(
+            np.array([total - count / 2, count], dtype=float), 1.5, spent, rng,
+            label="fallback score: sum of targets centred on 1/2, and record count")
+        return loss.init_score(centred + max(noisy_count, 1.0) / 2, noisy_count)
 
     def _store_fit(self, binner, leaks, plan, epsilon):
         """The fitted attributes every boosting estimator shares: the binning, the

@@ -22,7 +22,7 @@ from dptrees._params import store_params
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._common import (BOOSTING_CONSTRAINTS, _HESSIAN_SHARE,
                                      _START_AND_PUBLIC_INPUTS_DOC, _BoostingFitMixin,
-                                     _LogLossFit, _SquaredErrorFit)
+                                     _LogLossFit, _SquaredErrorFit, falls_back)
 from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
@@ -176,8 +176,15 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         n_bins, n_cycles, filtered = fit.data.binner.n_bins, fit.n_cycles, fit.filtered
         cycle_budget = fit.cycle_budget
         rng_init, rng_order, rng_noise, rng_density = fit.rng.spawn(4)
-        init, _ = self._initial_score(plan, loss, fit.init_values, fit.n_init_cells,
-                                      fit.init_budget, rng_init)
+        init, noisy_count = self._initial_score(plan, loss, fit.init_values,
+                                                fit.n_init_cells, fit.init_budget, rng_init)
+        if falls_back(fit.params[0], noisy_count, loss):  # the noisy prior, all the budget
+            init = self._fallback_score(plan, loss, fit.init_values, fit.init_budget,
+                                        rng_init)
+            fit.intercept, fit.history = np.array(init, dtype=float), []
+            fit.scores = np.zeros((n_out, n_features, n_bins))
+            fit.max_active, fit.n_cycles = 0, 0
+            return
         rows = CyclicRows(source, loss, init, n_bins)
         density = (self._noisy_density(plan, rows, n, n_features, fit.density_budget,
                                        rng_density) if fit.auto_active else None)

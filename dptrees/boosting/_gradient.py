@@ -36,6 +36,7 @@ from dptrees._progress import Progress
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._common import (
     BOOSTING_CONSTRAINTS,
+    falls_back,
     _HESSIAN_SHARE,
     _START_AND_PUBLIC_INPUTS_DOC,
     _BoostingFitMixin,
@@ -372,9 +373,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan, loss, fixed, source = fit.plan, fit.loss, fit.fixed, fit.data.source
         rng_init, rng_structure, rng_noise = fit.rng.spawn(3)
         rng_sample = fit.rng.spawn(1)[0] if self.subsample is not None else None
+        init_budget = self._init_budget(plan)
         init, noisy_count = self._initial_score(plan, loss, fit.init_values,
-                                                fit.n_init_cells, self._init_budget(plan),
-                                                rng_init)
+                                                fit.n_init_cells, init_budget, rng_init)
+        if falls_back(epsilon, noisy_count, loss):  # the noisy prior, with all the budget
+            fit.init = self._fallback_score(plan, loss, fit.init_values, init_budget,
+                                            rng_init)
+            fit.trees, fit.split, fit.select_depth, fit.priors = [], "none", 0, None
+            fit.step = self.learning_rate / self.batch_size
+            return
         split, select_depth = self._resolve_structure(epsilon, noisy_count, fit.realisable)
         _, prior_budget, leaf_budget, level_budget = self._budgets(plan, fit.n_trees, split,
                                                                    select_depth)
@@ -554,7 +561,10 @@ _ATTRIBUTES_DOC = """
     init_score_ : ndarray
         The DP initial raw score.
     split_ : str
-        The split rule of the fit (what ``split="auto"`` resolved to).
+        The split rule of the fit (what ``split="auto"`` resolved to); ``"none"`` when
+        the fit fell back to its starting score (:func:`falls_back`: regression and
+        multiclass, ``epsilon`` times the noisy record count below
+        ``FALLBACK_EPS_ROWS``; then ``estimators_`` is empty and ``n_iter_`` is 0).
     select_depth_ : int
         The number of selected levels of every tree (what ``select_depth="auto"``
         resolved to).

@@ -168,6 +168,51 @@ class ReleasePlan:
         return laplace_mechanism(values, sensitivity=sensitivity * l1_factor,
                                  epsilon=budget, random_state=rng)
 
+    def release_rest(self, values, sensitivity, spent, rng, label="release"):
+        """``values`` released with all of the budget a plan has left after ``spent``
+        (the budget of its releases so far), as one pure-DP Laplace release where the
+        plan accounts in Renyi DP: ``(noisy values, standard deviation of each value's
+        noise)``. ``sensitivity``: the L1 sensitivity of the whole of ``values``.
+
+        With Gaussian noise accounted in Renyi DP, the Laplace release's ``epsilon`` is
+        the largest (by bisection) for which the releases so far (``spent``-zCDP) and an
+        ``epsilon``-DP release (:meth:`RDPAccountant.compose_laplace`) convert to at most
+        the plan's ``(epsilon, delta)``: at small budgets one Laplace release is much
+        less noisy than a Gaussian one of the same ``(epsilon, delta)``. With Laplace
+        noise: the rest of ``epsilon``; with PLD accounting: a Gaussian release of the
+        rest of ``rho``. A public function of the budgets: the guarantee is unchanged.
+        """
+        values = np.asarray(values, dtype=float)
+        if self.noise == "gaussian" and self.pld is not None:
+            rest = self.total - spent
+            noisy = self.release(values, sensitivity, rest, rng, label=label)
+            return noisy, self.noise_std(sensitivity, rest)
+        if self.noise == "gaussian":
+            orders = self.rdp.orders
+
+            def fits(eps):
+                trial = RDPAccountant(orders).compose_zcdp(spent).compose_laplace(eps)
+                return trial.get_epsilon(self.delta) <= self.epsilon
+
+            low, high = 0.0, float(self.epsilon)
+            for _ in range(40):
+                mid = (low + high) / 2
+                low, high = (mid, high) if fits(mid) else (low, mid)
+            if low <= 0:  # nothing left for a pure-DP release: the rest as Gaussian
+                rest = self.total - spent
+                return (self.release(values, sensitivity, rest, rng, label=label),
+                        self.noise_std(sensitivity, rest))
+            eps = low
+            self.rdp.compose_laplace(eps)
+        else:
+            eps = self.epsilon - math.fsum(self.epsilons)
+            self.epsilons.append(eps)
+        self.n_releases += 1
+        self.record(label, "discrete Laplace", sensitivity, "L1", epsilon=eps)
+        noisy = laplace_mechanism(values, sensitivity=sensitivity, epsilon=eps,
+                                  random_state=rng)
+        return np.asarray(noisy, dtype=float), math.sqrt(2.0) * sensitivity / eps
+
     def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
                label="selection", **details):
         """An index of ``utilities`` drawn by the exponential mechanism (utilities that

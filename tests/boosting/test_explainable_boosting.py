@@ -195,6 +195,7 @@ def test_bin_zero_is_never_released_and_the_model_is_additive(make, data):
 # ======================================================================================
 
 
+@pytest.mark.usefixtures("no_fallback")
 @pytest.mark.parametrize("epsilon", [0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 10.0, 100.0])
 def test_auto_n_cycles(epsilon):
     X, y = regression_data(500)

@@ -746,6 +746,7 @@ def leaf_audit(monkeypatch, n_cal, n_test, seed):
     return res, claim
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_audit_one_tree_leaf_release(record_audit, monkeypatch):
     # (b) One tree's leaf release (split="random": the structure is free), statistic the
     # Newton leaf value of the record's leaf.
@@ -754,6 +755,7 @@ def test_audit_one_tree_leaf_release(record_audit, monkeypatch):
     assert res.epsilon_lower_bound > 0.15 * claim  # the audit has power
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_control_understated_gradient_sensitivity_is_flagged(record_audit, monkeypatch):
     # POSITIVE CONTROL: the context states a gradient sensitivity 4x too small.
     real = _gradient._Context
@@ -838,6 +840,7 @@ def audit_pair(s0, s1, n_cal, n_test, seed, delta):
                 random_state=seed)
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_audit_private_split_histogram_release(record_audit, monkeypatch):
     # (c) The root's (feature, bin) histogram of split="private", Laplace: pure DP, the
     # record moves n_features cells (L1 = n_features * gradient bound).
@@ -846,6 +849,7 @@ def test_audit_private_split_histogram_release(record_audit, monkeypatch):
     assert res.epsilon_lower_bound > 0.25 * claim
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_audit_private_split_histogram_release_gaussian(record_audit, monkeypatch):
     # The same release with Gaussian noise, audited against its (epsilon, delta) at
     # delta=1e-5 (the zCDP rho of the release converted); 16 features.
@@ -854,6 +858,7 @@ def test_audit_private_split_histogram_release_gaussian(record_audit, monkeypatc
     assert res.epsilon_lower_bound > 0.1
 
 
+@pytest.mark.usefixtures("no_fallback")
 @pytest.mark.parametrize("noise, p, epsilon", [("laplace", HIST_P, 8.0),
                                                ("gaussian", 16, 3.0)])
 def test_audit_split_prior_release(record_audit, monkeypatch, noise, p, epsilon):
@@ -900,6 +905,7 @@ def sparse_prior_audit(monkeypatch, noise, p, k, n_active, n_cal, n_test, seed, 
     # Gaussian: active in all 64, clipped to 16 (each value moved by half the bound)
     ("gaussian", 64, 16, 64, 3.0, 0.5),
 ])
+@pytest.mark.usefixtures("no_fallback")
 def test_audit_sparse_split_prior_release(record_audit, monkeypatch, noise, p, k, n_active,
                                           epsilon, scale):
     res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, n_active, N_CAL,
@@ -909,6 +915,7 @@ def test_audit_sparse_split_prior_release(record_audit, monkeypatch, noise, p, k
     assert res.epsilon_lower_bound > 0.1
 
 
+@pytest.mark.usefixtures("no_fallback")
 @pytest.mark.parametrize("noise, p, k, epsilon", [("laplace", 8, 1, 4.0),
                                                   ("gaussian", 256, 16, 3.0)])
 def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypatch, noise,
@@ -939,6 +946,7 @@ def ignore_feature_factor(monkeypatch):
     monkeypatch.setattr(ReleasePlan, "release", release)
 
 
+@pytest.mark.usefixtures("no_fallback")
 @pytest.mark.parametrize("split", ["private", "guided"])
 @pytest.mark.parametrize("noise, p, epsilon", [("laplace", HIST_P, 4.0),
                                                ("gaussian", 16, 3.0)])

@@ -300,6 +300,7 @@ def selection_audit(monkeypatch, n_cal, n_test, seed):
     return res, epsilon, u1 - u0
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_audit_root_selection(record_audit, monkeypatch):
     res, claim, shift = selection_audit(monkeypatch, N_CAL, N_TEST, 31)
     # the neighbour moves the first candidate up and every other down by the sensitivity
@@ -309,6 +310,7 @@ def test_audit_root_selection(record_audit, monkeypatch):
     assert res.epsilon_lower_bound > 0.4 * claim  # the audit has power
 
 
+@pytest.mark.usefixtures("no_fallback")
 def test_control_understated_utility_sensitivity_is_flagged(record_audit, monkeypatch):
     # POSITIVE CONTROL: utilities 4x larger than stated (as if the sensitivity were a
     # quarter of one record's clipped gradient).

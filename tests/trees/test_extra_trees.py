@@ -125,6 +125,7 @@ def test_max_features_true_is_rejected():
         make("classifier", 3, 1.0, max_features=True, random_state=0).fit(X, y)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("max_features,expected", [
     ("sqrt", 3), ("log2", 3), (2, 2), (0.5, 3), (1.0, 6), (6, 6)])
 @pytest.mark.parametrize("kind", KINDS)
@@ -184,6 +185,7 @@ def test_max_features_none_means_one_random_threshold_per_feature(kind):
 # ======================================================================================
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("n_estimators", [1, 4, 10])
 @pytest.mark.parametrize("kind", KINDS)
 def test_without_partition_each_tree_gets_epsilon_over_n_estimators(kind, n_estimators):
@@ -206,6 +208,7 @@ def test_without_partition_each_tree_gets_epsilon_over_n_estimators(kind, n_esti
     np.testing.assert_allclose([t.noisy_count[0] for t in big.estimators_], 2_000, atol=2)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("kind", KINDS)
 def test_with_partition_each_tree_gets_epsilon_on_a_disjoint_part(kind):
     X, y = random_data(n=2_000)
@@ -593,6 +596,7 @@ def extra_replay(est, data):
     return forest
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("partition", [False, True])
 @pytest.mark.parametrize("kind", KINDS)
 def test_replay_is_fit(kind, partition):

@@ -123,6 +123,7 @@ def forest_replay(est, data, spawn=True):
     return trees
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_forest_replay_is_fit():
     X, y = random_data(n=200)
     for leaf in ("mean", "median"):
@@ -137,6 +138,7 @@ def test_forest_replay_is_fit():
             np.testing.assert_allclose(node["value"][leaves], tree.value[leaves], atol=1e-15)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_every_record_trains_exactly_one_tree():
     # with a large epsilon the root noisy counts are the part sizes (+-few): they add to n
     X, y = random_data(n=3_000)
@@ -149,6 +151,7 @@ def test_every_record_trains_exactly_one_tree():
     np.testing.assert_allclose(roots, np.bincount(parts, minlength=6), atol=1)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("n_estimators", [1, 3, 8])
 def test_fit_spends_epsilon_once_and_records_the_trees(n_estimators):
     X, y = random_data(n=400)
@@ -168,6 +171,7 @@ def test_fit_spends_epsilon_once_and_records_the_trees(n_estimators):
     assert len(acc) == 1  # predictions are post-processing
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_predictions_are_the_average_of_the_trees():
     X, y = random_data(n=600)
     est = make(7, 2.0, max_depth=3, y_bounds=(0, 1), random_state=3).fit(X, y)
@@ -217,6 +221,7 @@ def test_seeds_reproduce_and_differ():
     assert not np.array_equal(a, c) and not np.array_equal(d, e)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_more_parts_than_records_gives_empty_parts_and_valid_trees():
     X, y = random_data(n=5)
     est = make(20, 1.0, random_state=0).fit(X, y)

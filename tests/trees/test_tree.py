@@ -368,6 +368,7 @@ def test_exhausted_accountant_refuses_and_leaves_the_estimator_unchanged():
     assert acc.spent == (1.0, 0.0)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 7.0])
 @pytest.mark.parametrize("max_depth", [0, 1, 2, 5, 12])
 @pytest.mark.parametrize("weights", [(1.0, 1.0, 1.0), (1.0, 2.0, 5.0), (0.1, 3, 1), [2, 1, 1]])
@@ -758,6 +759,7 @@ release_sampler = functools.partial(support.release_sampler, **HARNESS)
 run_audit = functools.partial(support.run_audit, **HARNESS)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_audit_harness_releases_what_fit_releases():
     X, y = random_data(n=60, p=2)
     y = np.clip(y, 0, 1)

@@ -102,6 +102,7 @@ def memmap_data(tmp_path_factory):
 # -- the same trees from every source --------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("epsilon", [0.2, 5.0])
 @pytest.mark.parametrize("name, est, target", ESTIMATORS, ids=[e[0] for e in ESTIMATORS])
 def test_memmap_in_blocks_grows_the_bit_identical_trees(memmap_data, name, est, target,
