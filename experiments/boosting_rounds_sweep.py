@@ -51,7 +51,13 @@ from dptrees import (
 from experiments import reproduce_hoang2020 as hoang
 from experiments import uci_datasets as uci
 from experiments.adult_dataframe import read_frames
-from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
+from experiments.cli import (
+    config_table,
+    finish,
+    gain_over_defaults,
+    sweep_parser,
+    sweep_settings,
+)
 from experiments.sbdt_levers import load_frame
 from experiments.small_eps_trees import load as load_adult
 from experiments.splits import validation_split
@@ -170,21 +176,14 @@ def format_results(results):
              + f"; {results['metric']}, mean over {results['n_seeds']} seed(s); "
                "[gain over the defaults, + better, +- 2 SE]", ""]
     labels = [f"eps {e:g} (eps x n {e * results['n_fit']:,.0f})" for e in epsilons]
-    head = f"{'config':<22}" + "".join(f"{label:>40}" for label in labels)
-    lines += [head, "-" * len(head)]
-    for name, by_eps in cells.items():
-        row = f"{name:<22}"
-        for e in epsilons:
-            cell = by_eps[e]
-            text = f"{cell['value']:.4f}"
-            if "defaults" in cells and name != "defaults":
-                diff, two_se = paired_difference(
-                    sign * np.subtract(cell["values"], cells["defaults"][e]["values"]))
-                text += f" [{diff:+.4f} +- {two_se:.4f}]"
-            if name == "auto":
-                text += " " + ",".join(f"{n}/{lr:g}" for n, lr in cell["resolved"])
-            row += f"{text:>40}"
-        lines.append(row)
+
+    def text(name, e):
+        cell = cells[name][e]
+        return (f"{cell['value']:.4f}" + gain_over_defaults(cells, name, e, "values", sign)
+                + (" " + ",".join(f"{n}/{lr:g}" for n, lr in cell["resolved"])
+                   if name == "auto" else ""))
+
+    lines += config_table(cells, epsilons, labels, text, 22, 44)
     return "\n".join(lines)
 
 

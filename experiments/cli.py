@@ -8,7 +8,8 @@ from pathlib import Path
 
 from experiments.results_json import write_json
 
-__all__ = ["finish", "paired_difference", "sweep_main", "sweep_parser", "sweep_settings"]
+__all__ = ["config_table", "finish", "gain_over_defaults", "paired_difference", "sweep_main",
+           "sweep_parser", "sweep_settings"]
 
 
 def sweep_parser(doc, quick_help, models):
@@ -67,3 +68,25 @@ def paired_difference(diff):
     diff = np.asarray(diff, dtype=float)
     two_se = 2 * diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else float("nan")
     return float(diff.mean()), float(two_se)
+
+
+def gain_over_defaults(cells, name, column, key, sign=1):
+    """`` [gain +- 2 SE]`` of config ``name`` over ``"defaults"`` in ``column``: the paired
+    per-seed differences of ``cells[...][column][key]`` times ``sign`` (-1 where lower is
+    better); empty for the defaults themselves or where there are none."""
+    if "defaults" not in cells or name == "defaults":
+        return ""
+    diff, two_se = paired_difference(sign * np.subtract(
+        cells[name][column][key], cells["defaults"][column][key]))
+    return f" [{diff:+.4f} +- {two_se:.4f}]"
+
+
+def config_table(cells, columns, labels, cell_text, name_width, width):
+    """A header (``labels`` of the ``columns``), its rule and one row per config of
+    ``cells``, ``cell_text(name, column)`` right-aligned in each column."""
+    head = f"{'config':<{name_width}}" + "".join(f"{label:>{width}}" for label in labels)
+    lines = [head, "-" * len(head)]
+    for name in cells:
+        lines.append(f"{name:<{name_width}}" + "".join(
+            f"{cell_text(name, column):>{width}}" for column in columns))
+    return lines

@@ -46,7 +46,13 @@ from dptrees.boosting import _gradient
 from dptrees.boosting._losses import BinaryLogistic
 
 from experiments.adult_dataframe import read_frames
-from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
+from experiments.cli import (
+    config_table,
+    finish,
+    gain_over_defaults,
+    sweep_parser,
+    sweep_settings,
+)
 from experiments.small_eps_trees import QUICK_ROWS, load, score
 from experiments.splits import random_rows, validation_split
 
@@ -140,19 +146,13 @@ def format_results(results):
              + (", QUICK subsample" if results["quick"] else "")
              + f"; ROC AUC / accuracy, mean over {results['n_seeds']} seed(s); "
                "[AUC minus the defaults', +- 2 SE]", ""]
-    head = f"{'config':<34}" + "".join(f"{f'eps {e:g}':>34}" for e in epsilons)
-    lines += [head, "-" * len(head)]
-    for name, by_eps in cells.items():
-        row = f"{name:<34}"
-        for e in epsilons:
-            row += f"{by_eps[e]['auc']:>12.4f} / {by_eps[e]['accuracy']:.3f}"
-            if "defaults" in cells and name != "defaults":
-                diff, two_se = paired_difference(
-                    np.subtract(by_eps[e]["aucs"], cells["defaults"][e]["aucs"]))
-                row += f" [{diff:+.4f} +- {two_se:.4f}]"
-            else:
-                row += " " * 22
-        lines.append(row)
+
+    def text(name, e):
+        cell = cells[name][e]
+        gain = gain_over_defaults(cells, name, e, "aucs")
+        return f"{cell['auc']:>12.4f} / {cell['accuracy']:.3f}" + (gain or " " * 22)
+
+    lines += config_table(cells, epsilons, [f"eps {e:g}" for e in epsilons], text, 34, 34)
     lines.append(f"{'S-BDT (issue 36, test rows)':<34}" + "".join(
         f"{SBDT_AUC[e]:>12.4f}" + " " * 22 if e in SBDT_AUC else " " * 34 for e in epsilons))
     return "\n".join(lines)
