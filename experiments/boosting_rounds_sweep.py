@@ -53,10 +53,9 @@ from experiments import uci_datasets as uci
 from experiments.adult_dataframe import read_frames
 from experiments.cli import (
     config_table,
-    finish,
     gain_over_defaults,
-    sweep_parser,
-    sweep_settings,
+    record_cell,
+    sweep_main,
 )
 from experiments.sbdt_levers import load_frame
 from experiments.small_eps_trees import load as load_adult
@@ -123,10 +122,12 @@ def score(est, X, y):
     return "AUC", float(roc_auc_score(y == est.classes_[1], est.predict_proba(X)[:, 1])), True
 
 
-def run(dataset, epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), test=False,
-        quick=False, data_dir=None, log=print):
-    """Per config and epsilon, the mean metric over seeds (and parts) and the per-seed
+def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
+        data_dir=None, data=None, test=False, log=print):
+    """Per config and epsilon on the data set ``data`` (default: ``adult-frame``,
+    ``mushroom`` with ``quick``), the mean metric over seeds (and parts) and the per-seed
     values (each the mean over the parts: California's test folds)."""
+    dataset = data or ("mushroom" if quick else "adult-frame")
     parts, public = LOADERS[dataset](test, data_dir)
     if quick:
         parts = [tuple(a[:2000] for a in part) for part in parts]
@@ -156,10 +157,8 @@ def run(dataset, epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), tes
             cell = {"value": float(np.mean(values)), "values": values,
                     "resolved": sorted(resolved), "seconds": time.perf_counter() - t0}
             results.update(metric=metric, higher_is_better=higher)
-            results["cells"].setdefault(name, {})[eps] = cell
-            if log:
-                log(f"  [{dataset} {name} eps={eps:g}] {metric} {cell['value']:.4f} "
-                    f"{cell['resolved']} ({cell['seconds']:.1f} s)")
+            record_cell(results, name, eps, cell, log, f"{dataset} {name} eps={eps:g}] "
+                        f"{metric} {cell['value']:.4f} {cell['resolved']}")
     return results
 
 
@@ -187,20 +186,16 @@ def format_results(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = sweep_parser(__doc__, "Mushroom's first 2,000 rows, eps 0.1, 1 seed", CONFIGS)
-    parser.add_argument("--data", choices=DATASETS, default=None,
-                        help="the data set (default: adult-frame; mushroom with --quick)")
-    parser.add_argument("--test", action="store_true",
-                        help="score on the test rows (after the choice: a check only)")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    epsilons, n_seeds, configs = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
-                                                CONFIGS)
-    dataset = args.data or ("mushroom" if args.quick else "adult-frame")
-    results = run(dataset, epsilons, n_seeds, configs, test=args.test, quick=args.quick,
-                  data_dir=args.data_dir)
-    return finish(results, format_results(results), start, args.json)
+main = sweep_main(
+    __doc__, run=run, format_results=format_results, epsilons=EPSILONS,
+    quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=CONFIGS,
+    quick_help="Mushroom's first 2,000 rows, eps 0.1, 1 seed",
+    options=[("--data", {"choices": DATASETS, "default": None,
+                         "help": "the data set (default: adult-frame; mushroom with "
+                                 "--quick)"}),
+             ("--test", {"action": "store_true",
+                         "help": "score on the test rows (after the choice: a check "
+                                 "only)"})])
 
 
 if __name__ == "__main__":

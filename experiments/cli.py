@@ -8,8 +8,8 @@ from pathlib import Path
 
 from experiments.results_json import write_json
 
-__all__ = ["config_table", "finish", "gain_over_defaults", "paired_difference", "sweep_main",
-           "sweep_parser", "sweep_settings"]
+__all__ = ["config_table", "finish", "gain_over_defaults", "paired_difference",
+           "record_cell", "sweep_main", "sweep_parser", "sweep_settings"]
 
 
 def sweep_parser(doc, quick_help, models):
@@ -46,17 +46,24 @@ def finish(results, text, start, json_path):
 
 
 def sweep_main(doc, *, run, format_results, epsilons, quick_epsilons, n_seeds, models,
-               quick_rows):
-    """The ``main(argv=None)`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`),
-    call ``run(epsilons, n_seeds, models, quick=..., data_dir=...)``, print
-    ``format_results(results)`` and return the results (:func:`finish`)."""
+               quick_rows=None, quick_help=None, options=()):
+    """The ``main(argv=None)`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`,
+    plus ``options``: ``(flag, add_argument keywords)`` pairs, each passed to ``run`` by
+    its destination), call ``run(epsilons, n_seeds, models, quick=..., data_dir=...,
+    **options)``, print ``format_results(results)`` and return the results
+    (:func:`finish`). ``quick_help`` says what ``--quick`` runs (by default
+    ``quick_rows`` training rows, ``quick_epsilons``, 1 seed)."""
 
     def main(argv=None):
-        args = sweep_parser(doc, f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
-                            models).parse_args(argv)
+        parser = sweep_parser(
+            doc, quick_help or f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
+            models)
+        extra = [parser.add_argument(flag, **kwargs).dest for flag, kwargs in options]
+        args = parser.parse_args(argv)
         start = time.perf_counter()
         chosen = sweep_settings(args, epsilons, quick_epsilons, n_seeds, models)
-        results = run(*chosen, quick=args.quick, data_dir=args.data_dir)
+        results = run(*chosen, quick=args.quick, data_dir=args.data_dir,
+                      **{dest: getattr(args, dest) for dest in extra})
         return finish(results, format_results(results), start, args.json)
 
     return main
@@ -90,3 +97,11 @@ def config_table(cells, columns, labels, cell_text, name_width, width):
         lines.append(f"{name:<{name_width}}" + "".join(
             f"{cell_text(name, column):>{width}}" for column in columns))
     return lines
+
+
+def record_cell(results, name, eps, cell, log, text):
+    """Store ``cell`` as config ``name``'s at ``eps`` in ``results["cells"]`` and, if
+    ``log``, log ``  [text] (seconds)``."""
+    results["cells"].setdefault(name, {})[eps] = cell
+    if log:
+        log(f"  [{text} ({cell['seconds']:.1f} s)")

@@ -48,10 +48,9 @@ from dptrees.boosting._losses import BinaryLogistic
 from experiments.adult_dataframe import read_frames
 from experiments.cli import (
     config_table,
-    finish,
     gain_over_defaults,
-    sweep_parser,
-    sweep_settings,
+    record_cell,
+    sweep_main,
 )
 from experiments.small_eps_trees import QUICK_ROWS, load, score
 from experiments.splits import random_rows, validation_split
@@ -129,10 +128,8 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                 aucs.append(auc)
             cell = {"auc": float(np.mean(aucs)), "accuracy": float(np.mean(accs)),
                     "aucs": aucs, "seconds": time.perf_counter() - t0}
-            results["cells"].setdefault(name, {})[eps] = cell
-            if log:
-                log(f"  [{name} eps={eps:g}] AUC {cell['auc']:.4f} accuracy "
-                    f"{cell['accuracy']:.4f} ({cell['seconds']:.1f} s)")
+            record_cell(results, name, eps, cell, log, f"{name} eps={eps:g}] AUC "
+                        f"{cell['auc']:.4f} accuracy {cell['accuracy']:.4f}")
     return results
 
 
@@ -158,18 +155,12 @@ def format_results(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = sweep_parser(__doc__, f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
-                          CONFIGS)
-    parser.add_argument("--frame", action="store_true",
-                        help="Adult as a frame with its categories (needs pandas)")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    epsilons, n_seeds, configs = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
-                                                CONFIGS)
-    results = run(epsilons, n_seeds, configs, quick=args.quick, data_dir=args.data_dir,
-                  frame=args.frame)
-    return finish(results, format_results(results), start, args.json)
+main = sweep_main(
+    __doc__, run=run, format_results=format_results, epsilons=EPSILONS,
+    quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=CONFIGS,
+    quick_help=f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
+    options=[("--frame", {"action": "store_true",
+                          "help": "Adult as a frame with its categories (needs pandas)"})])
 
 
 if __name__ == "__main__":
