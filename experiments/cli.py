@@ -8,7 +8,8 @@ from pathlib import Path
 
 from experiments.results_json import write_json
 
-__all__ = ["finish", "paired_difference", "sweep_main", "sweep_parser", "sweep_settings"]
+__all__ = ["config_table", "finish", "gain_over_defaults", "paired_difference",
+           "record_cell", "sweep_main", "sweep_parser", "sweep_settings"]
 
 
 def sweep_parser(doc, quick_help, models):
@@ -45,17 +46,24 @@ def finish(results, text, start, json_path):
 
 
 def sweep_main(doc, *, run, format_results, epsilons, quick_epsilons, n_seeds, models,
-               quick_rows):
-    """The ``main(argv=None)`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`),
-    call ``run(epsilons, n_seeds, models, quick=..., data_dir=...)``, print
-    ``format_results(results)`` and return the results (:func:`finish`)."""
+               quick_rows=None, quick_help=None, options=()):
+    """The ``main(argv=None)`` of a plain sweep: parse ``argv`` (:func:`sweep_parser`,
+    plus ``options``: ``(flag, add_argument keywords)`` pairs, each passed to ``run`` by
+    its destination), call ``run(epsilons, n_seeds, models, quick=..., data_dir=...,
+    **options)``, print ``format_results(results)`` and return the results
+    (:func:`finish`). ``quick_help`` says what ``--quick`` runs (by default
+    ``quick_rows`` training rows, ``quick_epsilons``, 1 seed)."""
 
     def main(argv=None):
-        args = sweep_parser(doc, f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
-                            models).parse_args(argv)
+        parser = sweep_parser(
+            doc, quick_help or f"{quick_rows} training rows, eps {quick_epsilons}, 1 seed",
+            models)
+        extra = [parser.add_argument(flag, **kwargs).dest for flag, kwargs in options]
+        args = parser.parse_args(argv)
         start = time.perf_counter()
         chosen = sweep_settings(args, epsilons, quick_epsilons, n_seeds, models)
-        results = run(*chosen, quick=args.quick, data_dir=args.data_dir)
+        results = run(*chosen, quick=args.quick, data_dir=args.data_dir,
+                      **{dest: getattr(args, dest) for dest in extra})
         return finish(results, format_results(results), start, args.json)
 
     return main
@@ -67,3 +75,33 @@ def paired_difference(diff):
     diff = np.asarray(diff, dtype=float)
     two_se = 2 * diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else float("nan")
     return float(diff.mean()), float(two_se)
+
+
+def gain_over_defaults(cells, name, column, key, sign=1):
+    """`` [gain +- 2 SE]`` of config ``name`` over ``"defaults"`` in ``column``: the paired
+    per-seed differences of ``cells[...][column][key]`` times ``sign`` (-1 where lower is
+    better); empty for the defaults themselves or where there are none."""
+    if "defaults" not in cells or name == "defaults":
+        return ""
+    diff, two_se = paired_difference(sign * np.subtract(
+        cells[name][column][key], cells["defaults"][column][key]))
+    return f" [{diff:+.4f} +- {two_se:.4f}]"
+
+
+def config_table(cells, columns, labels, cell_text, name_width, width):
+    """A header (``labels`` of the ``columns``), its rule and one row per config of
+    ``cells``, ``cell_text(name, column)`` right-aligned in each column."""
+    head = f"{'config':<{name_width}}" + "".join(f"{label:>{width}}" for label in labels)
+    lines = [head, "-" * len(head)]
+    for name in cells:
+        lines.append(f"{name:<{name_width}}" + "".join(
+            f"{cell_text(name, column):>{width}}" for column in columns))
+    return lines
+
+
+def record_cell(results, name, eps, cell, log, text):
+    """Store ``cell`` as config ``name``'s at ``eps`` in ``results["cells"]`` and, if
+    ``log``, log ``  [text] (seconds)``."""
+    results["cells"].setdefault(name, {})[eps] = cell
+    if log:
+        log(f"  [{text} ({cell['seconds']:.1f} s)")

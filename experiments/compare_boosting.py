@@ -24,7 +24,8 @@ Columns:
   (``random_state`` fixed per repeat; on Adult the ordinal categorical columns are passed
   as ``categorical_features``). It does not depend on eps: computed once, printed in every
   row;
-* ``DP GB defaults``: the library's defaults (100 rounds, depth 4, ``split="auto"``:
+* ``DP GB defaults``: the library's defaults (100 rounds at learning rate 0.3, or 400
+  at 0.1 below 1,000 of eps times the noisy row count; depth 4, ``split="auto"``:
   random splits, each tree's root chosen by the exponential mechanism when eps times the
   noisy row count is at least 1,000, and the level below too from 10,000;
   ``reg_lambda=50``, ``noise_reg`` 3 for the classifier and 8 for the regressor, ...),

@@ -46,7 +46,12 @@ from dptrees.boosting import _gradient
 from dptrees.boosting._losses import BinaryLogistic
 
 from experiments.adult_dataframe import read_frames
-from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
+from experiments.cli import (
+    config_table,
+    gain_over_defaults,
+    record_cell,
+    sweep_main,
+)
 from experiments.small_eps_trees import QUICK_ROWS, load, score
 from experiments.splits import random_rows, validation_split
 
@@ -123,10 +128,8 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                 aucs.append(auc)
             cell = {"auc": float(np.mean(aucs)), "accuracy": float(np.mean(accs)),
                     "aucs": aucs, "seconds": time.perf_counter() - t0}
-            results["cells"].setdefault(name, {})[eps] = cell
-            if log:
-                log(f"  [{name} eps={eps:g}] AUC {cell['auc']:.4f} accuracy "
-                    f"{cell['accuracy']:.4f} ({cell['seconds']:.1f} s)")
+            record_cell(results, name, eps, cell, log, f"{name} eps={eps:g}] AUC "
+                        f"{cell['auc']:.4f} accuracy {cell['accuracy']:.4f}")
     return results
 
 
@@ -140,36 +143,24 @@ def format_results(results):
              + (", QUICK subsample" if results["quick"] else "")
              + f"; ROC AUC / accuracy, mean over {results['n_seeds']} seed(s); "
                "[AUC minus the defaults', +- 2 SE]", ""]
-    head = f"{'config':<34}" + "".join(f"{f'eps {e:g}':>34}" for e in epsilons)
-    lines += [head, "-" * len(head)]
-    for name, by_eps in cells.items():
-        row = f"{name:<34}"
-        for e in epsilons:
-            row += f"{by_eps[e]['auc']:>12.4f} / {by_eps[e]['accuracy']:.3f}"
-            if "defaults" in cells and name != "defaults":
-                diff, two_se = paired_difference(
-                    np.subtract(by_eps[e]["aucs"], cells["defaults"][e]["aucs"]))
-                row += f" [{diff:+.4f} +- {two_se:.4f}]"
-            else:
-                row += " " * 22
-        lines.append(row)
+
+    def text(name, e):
+        cell = cells[name][e]
+        gain = gain_over_defaults(cells, name, e, "aucs")
+        return f"{cell['auc']:>12.4f} / {cell['accuracy']:.3f}" + (gain or " " * 22)
+
+    lines += config_table(cells, epsilons, [f"eps {e:g}" for e in epsilons], text, 34, 34)
     lines.append(f"{'S-BDT (issue 36, test rows)':<34}" + "".join(
         f"{SBDT_AUC[e]:>12.4f}" + " " * 22 if e in SBDT_AUC else " " * 34 for e in epsilons))
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = sweep_parser(__doc__, f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
-                          CONFIGS)
-    parser.add_argument("--frame", action="store_true",
-                        help="Adult as a frame with its categories (needs pandas)")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    epsilons, n_seeds, configs = sweep_settings(args, EPSILONS, QUICK_EPSILONS, N_SEEDS,
-                                                CONFIGS)
-    results = run(epsilons, n_seeds, configs, quick=args.quick, data_dir=args.data_dir,
-                  frame=args.frame)
-    return finish(results, format_results(results), start, args.json)
+main = sweep_main(
+    __doc__, run=run, format_results=format_results, epsilons=EPSILONS,
+    quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=CONFIGS,
+    quick_help=f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
+    options=[("--frame", {"action": "store_true",
+                          "help": "Adult as a frame with its categories (needs pandas)"})])
 
 
 if __name__ == "__main__":

@@ -77,6 +77,15 @@ SELECT_LEVEL_EPS_ROWS = (1_000, 10_000)
 #: validation rows of Adult and California Housing; see
 #: ``experiments/guided_splits_sweep.py``.
 GUIDED_MIN_EPS_ROWS = 10_000
+#: ``n_estimators="auto"`` and ``learning_rate="auto"`` take the ``(rounds, learning
+#: rate)`` of :data:`SMALL_BUDGET_ROUNDS` when ``epsilon * noisy record count`` is below
+#: this (and that many trees' releases can be made), else :data:`DEFAULT_ROUNDS`: with
+#: little budget, more trees of smaller steps average more of the noise. Chosen on
+#: validation rows (``experiments/boosting_rounds_sweep.py``; figures in
+#: ``experiments/RESULTS.md``).
+ROUNDS_EPS_ROWS = 1_000
+SMALL_BUDGET_ROUNDS = (400, 0.1)
+DEFAULT_ROUNDS = (100, 0.3)
 
 
 #: ... and those of the boosted-tree estimators (central and federated).
@@ -100,6 +109,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         "split": [options("auto", "random", "guided", "private", "hybrid")],
         "split_fraction": [FRACTION],
         "select_depth": [integers(0, 16), AUTO],
+        "n_estimators": [integers(1, 100_000), AUTO],
+        "learning_rate": [POSITIVE, AUTO],
         "noise_reg": [NON_NEGATIVE],
         "batch_size": [integers(1)],
         "subsample": [None, FRACTION],
@@ -124,8 +135,9 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         epsilon = check_epsilon(self.epsilon)
         # Gaussian noise needs delta > 0; Laplace noise takes delta = 0.
         delta = check_delta(self.delta, positive=self.noise == "gaussian")
-        if self.batch_size > self.n_estimators:
-            raise ValueError(f"batch_size must be <= n_estimators={self.n_estimators}, got "
+        n_rounds = min(rounds for rounds, _ in self._rounds_candidates())
+        if self.batch_size > n_rounds:
+            raise ValueError(f"batch_size must be <= n_estimators={n_rounds}, got "
                              f"{self.batch_size}")
         if self.subsample is not None and (
                 self.split not in ("auto", "random")
@@ -163,18 +175,34 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     def _gaussian_rdp(self):
         return (self.noise, self.accounting) == ("gaussian", "rdp")
 
+    def _rounds_candidates(self):
+        """The ``(n_estimators, learning_rate)`` pairs this fit may use, the fallback
+        first: with ``n_estimators="auto"``, :data:`DEFAULT_ROUNDS` then
+        :data:`SMALL_BUDGET_ROUNDS` (a given ``learning_rate`` kept); else
+        ``n_estimators`` with the given rate, or the default one for ``"auto"``."""
+        rate = None if isinstance(self.learning_rate, str) else self.learning_rate
+        if not isinstance(self.n_estimators, str):
+            return [(self.n_estimators, rate or DEFAULT_ROUNDS[1])]
+        return [(n_rounds, rate or auto_rate)
+                for n_rounds, auto_rate in (DEFAULT_ROUNDS, SMALL_BUDGET_ROUNDS)]
+
     def _resolve_structure(self, epsilon, noisy_count, realisable):
-        """The ``(split, select_depth)`` of this fit among the ``realisable`` structures
-        (:meth:`_structure_candidates` whose releases can be made, a function of public
-        values; the fallback first): of those whose threshold the public ``epsilon`` times
-        the released ``noisy_count`` (post-processing) reaches, the one of the highest
-        threshold (:data:`GUIDED_MIN_EPS_ROWS` for guided splits, the entry of
-        :data:`SELECT_LEVEL_EPS_ROWS` for the number of selected levels); else the
-        fallback."""
-        fallback, *others = realisable
+        """The ``(split, select_depth, rounds)`` of this fit among the ``realisable``
+        ones (:meth:`_rounds_candidates` times :meth:`_structure_candidates`, those whose
+        releases can be made, a function of public values; the fallbacks first), from the
+        public ``epsilon`` times the released ``noisy_count`` (post-processing): the
+        small-budget rounds below :data:`ROUNDS_EPS_ROWS` if realisable, else the
+        fallback rounds; then among their structures, of those whose threshold is
+        reached, the one of the highest threshold (:data:`GUIDED_MIN_EPS_ROWS` for guided
+        splits, the entry of :data:`SELECT_LEVEL_EPS_ROWS` for the number of selected
+        levels); else the fallback structure."""
+        eps_rows = epsilon * noisy_count
+        rounds = [candidate[2] for candidate in realisable]
+        rounds = rounds[-1] if eps_rows < ROUNDS_EPS_ROWS else rounds[0]
+        fallback, *others = [c[:2] for c in realisable if c[2] == rounds]
         thresholds = [(self._threshold(*structure), structure) for structure in others]
-        reached = [pair for pair in thresholds if epsilon * noisy_count >= pair[0]]
-        return max(reached)[1] if reached else fallback
+        reached = [pair for pair in thresholds if eps_rows >= pair[0]]
+        return (*(max(reached)[1] if reached else fallback), rounds)
 
     @staticmethod
     def _threshold(split, select_depth):
@@ -341,30 +369,36 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
     # -- fit ----------------------------------------------------------------------------
 
     def _plan_fit(self, fit):
-        """The plan's noise and accounting, the fixed-point scales, and the structures
-        whose every release can be realised (``split="auto"`` is resolved among them
-        after the initial score; the fallback's must be realisable)."""
+        """The plan's noise and accounting, the fixed-point scales, and the (structure,
+        rounds) pairs whose every release can be realised (``split="auto"`` and
+        ``n_estimators="auto"`` are resolved among them after the initial score; the
+        fallback rounds' fallback structure must be realisable, other rounds count only
+        if their fallback structure is)."""
         self._plan_targets(fit)
         epsilon, delta = fit.params
         source, loss = fit.data.source, fit.loss
-        fit.n_trees = n_trees = self.n_estimators * loss.n_outputs
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fit.edges_budget = reserve_edges(plan, fit.data)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)
-        candidates = self._structure_candidates()
+        structures = self._structure_candidates()
         fit.realisable = []
-        for split, depth in candidates:
-            try:
-                self._check_releases(plan, *self._budgets(plan, n_trees, split, depth),
-                                     depth, fixed.g_sens, fixed.h_sens, source.n_features,
-                                     loss.n_outputs)
-                fit.realisable.append((split, depth))
-            except ValueError as exc:
-                if (split, depth) == candidates[0]:
-                    raise ValueError(
-                        f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} trees "
-                        f"is out of the exact samplers' range: {exc}"
-                    ) from exc
+        for rounds in self._rounds_candidates():
+            n_trees = rounds[0] * loss.n_outputs
+            for split, depth in structures:
+                try:
+                    self._check_releases(plan, *self._budgets(plan, n_trees, split, depth),
+                                         depth, fixed.g_sens, fixed.h_sens,
+                                         source.n_features, loss.n_outputs)
+                    fit.realisable.append((split, depth, rounds))
+                except ValueError as exc:
+                    if (split, depth) != structures[0]:
+                        continue
+                    if not fit.realisable:  # the fallback rounds' fallback structure
+                        raise ValueError(
+                            f"epsilon={epsilon!r} (delta={delta!r}) spread over {n_trees} "
+                            f"trees is out of the exact samplers' range: {exc}"
+                        ) from exc
+                    break  # other rounds are candidates only if their fallback is
         return plan
 
     def _release(self, fit):
@@ -376,13 +410,16 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         init_budget = self._init_budget(plan)
         init, noisy_count = self._initial_score(plan, loss, fit.init_values,
                                                 fit.n_init_cells, init_budget, rng_init)
+        split, select_depth, rounds = self._resolve_structure(epsilon, noisy_count,
+                                                              fit.realisable)
+        (n_rounds, learning_rate), fit.n_trees = rounds, rounds[0] * loss.n_outputs
+        fit.rounds = rounds
         if falls_back(epsilon, noisy_count, loss):  # the noisy prior, with all the budget
             fit.init = self._fallback_score(plan, loss, fit.init_values, init_budget,
                                             rng_init)
             fit.trees, fit.split, fit.select_depth, fit.priors = [], "none", 0, None
-            fit.step = self.learning_rate / self.batch_size
+            fit.step = learning_rate / self.batch_size
             return
-        split, select_depth = self._resolve_structure(epsilon, noisy_count, fit.realisable)
         _, prior_budget, leaf_budget, level_budget = self._budgets(plan, fit.n_trees, split,
                                                                    select_depth)
         ctx = _Context(
@@ -394,15 +431,15 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                 fixed.g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
         )
         trees = []
-        step = self.learning_rate / self.batch_size
+        step = learning_rate / self.batch_size
         threads = n_threads(self.n_jobs)
         with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as executor:
             rows = source.boosting_rows(loss, fixed, init, self.n_bins, threads, executor)
             if split == "guided":
                 ctx.priors = self._split_priors(ctx, rows, loss.n_outputs, prior_budget,
                                                 rng_noise)
-            progress = Progress(self, self.n_estimators, "round")
-            for round_ in range(self.n_estimators):
+            progress = Progress(self, n_rounds, "round")
+            for round_ in range(n_rounds):
                 if round_ % self.batch_size == 0:
                     rows.start_batch()
                 round_trees = []
@@ -414,7 +451,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                     round_trees.append(tree)
                 trees.append(round_trees)
                 if round_ % self.batch_size == self.batch_size - 1 or \
-                        round_ == self.n_estimators - 1:
+                        round_ == n_rounds - 1:
                     rows.end_batch()
                 progress.step(epsilon=f"{plan.spent()[0]:.4g} of {epsilon:g}",
                               delta=f"{delta:g}")
@@ -428,6 +465,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self.estimators_ = fit.trees
         self.split_ = fit.split
         self.select_depth_ = fit.select_depth
+        self.n_estimators_, self.learning_rate_ = fit.rounds
         self.gradient_clip_ = fit.fixed.g_clip
         self.split_priors_ = fit.priors
         self._step = fit.step
@@ -471,8 +509,14 @@ class _Context:
 
 
 _COMMON_PARAMS_DOC = """
-    n_estimators : int, default=100
-        Boosting rounds (one tree per round, one per class and round for multiclass).
+    n_estimators : int or "auto", default="auto"
+        Boosting rounds (one tree per round, one per class and round for multiclass);
+        the budget after the initial score is split evenly over the trees. ``"auto"``:
+        400 when ``epsilon`` times the noisy record count of the initial score is below
+        1,000 (:data:`ROUNDS_EPS_ROWS`; with so little budget more trees of smaller steps
+        average more of the noise), else 100; 100 also where 400 trees' releases could
+        not be made (checked before anything is spent). The number used is
+        ``n_estimators_``.
     epsilon : float, default=1.0
         Total privacy budget of the fit.
     delta : float, default=1e-6
@@ -484,8 +528,10 @@ _COMMON_PARAMS_DOC = """
         (zCDP), or from the privacy loss distribution of the composed Gaussians
         (:class:`~dptrees.accounting.PLDAccountant`: about 10-20 % more noise budget for
         the same ``(epsilon, delta)``). Ignored for Laplace noise.
-    learning_rate : float, default=0.3
-        Shrinkage of every tree's leaf values.
+    learning_rate : float or "auto", default="auto"
+        Shrinkage of every tree's leaf values. ``"auto"``: 0.1 where
+        ``n_estimators="auto"`` chose 400 trees, else 0.3 (also for an ``n_estimators``
+        given as a number). The rate used is ``learning_rate_``.
     max_depth : int, default=4
         Depth of every tree (full binary trees: ``2**max_depth`` leaves).
     split : {"auto", "random", "guided", "private", "hybrid"}, default="auto"
@@ -568,6 +614,10 @@ _ATTRIBUTES_DOC = """
     select_depth_ : int
         The number of selected levels of every tree (what ``select_depth="auto"``
         resolved to).
+    n_estimators_ : int
+        The number of rounds of the fit (what ``n_estimators="auto"`` resolved to).
+    learning_rate_ : float
+        The learning rate of the fit (what ``learning_rate="auto"`` resolved to).
     gradient_clip_ : float
         The gradient clip the fit used (what ``gradient_clip="auto"`` resolved to).
     split_priors_ : list of ndarray or None
@@ -610,9 +660,9 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
         + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
+    def __init__(self, *, n_estimators="auto", epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
+                 learning_rate="auto", max_depth=4, split="auto", select_depth="auto",
                  split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
                  reg_lambda=50.0, noise_reg=8.0,
                  gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
@@ -645,9 +695,9 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
         + target_domain_doc('classification', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6, noise="gaussian",
+    def __init__(self, *, n_estimators="auto", epsilon=1.0, delta=1e-6, noise="gaussian",
                  accounting="rdp",
-                 learning_rate=0.3, max_depth=4, split="auto", select_depth="auto",
+                 learning_rate="auto", max_depth=4, split="auto", select_depth="auto",
                  split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
                  reg_lambda=50.0, noise_reg=3.0,
                  gradient_clip="auto", leaf_clip=None, batch_size=1, subsample=None,
