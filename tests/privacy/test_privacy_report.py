@@ -101,7 +101,10 @@ def test_tree_and_forest_counts_are_the_releases_on_a_records_path():
                 fit(DPExtraTreesRegressor(n_estimators=1, bounds=(0, 1), y_bounds=(0, 2),
                                           max_depth=forest.max_depth_), "reg")[0]
                 .privacy_ledger_}
-    for e in forest.privacy_ledger_:  # every record is in each of the 4 trees
+    fallback_count, *trees = forest.privacy_ledger_
+    # the small-budget fallback rule's record count: once per fit, whatever the trees
+    assert fallback_count["release"].startswith("record count") and fallback_count["count"] == 1
+    for e in trees:  # every record is in each of the 4 trees
         assert e["count"] == 4 * per_tree[e["release"]]
         assert e["epsilon"] == pytest.approx(forest.budget_[
             {"node counts": "count"}.get(e["release"], "split" if "split" in e["release"]
