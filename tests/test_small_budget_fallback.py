@@ -129,6 +129,20 @@ def test_boosting_fallback_spends_the_whole_budget_on_the_mean(accounting):
     assert any("fallback score" in e["release"] for e in est.privacy_ledger_)
 
 
+@pytest.mark.parametrize("cls", REGRESSORS + [DPGradientBoostingClassifier,
+                                             DPExplainableBoostingClassifier],
+                         ids=lambda c: c.__name__)
+def test_fallback_after_private_edges_stays_within_the_budget(cls):
+    # The edges are released before the fallback: the rest it takes must leave room for
+    # them (the fallback score's Laplace release once ignored them and overspent).
+    X, y = toy(2_000, n_classes=3 if "Classifier" in cls.__name__ else None)
+    est = fit(cls, X, y, 0.05, bin_edges="private")
+    assert any(e["release"].startswith("bin edges") for e in est.privacy_ledger_)
+    assert est.epsilon_spent_ <= 0.05 * (1 + 1e-9)
+    if "Boosting" in cls.__name__:
+        assert est.epsilon_spent_ > 0.049  # the rest is spent, not left over
+
+
 def test_the_fallback_mean_has_the_noise_of_its_budget():
     # Over many seeds the noisy means spread as the Laplace release of (nearly) the whole
     # budget says: centred sum (sensitivity 1/2) and count, epsilon ~ 0.92 x 0.05 in all,

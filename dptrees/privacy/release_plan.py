@@ -169,15 +169,17 @@ class ReleasePlan:
                                  epsilon=budget, random_state=rng)
 
     def release_rest(self, values, sensitivity, spent, rng, label="release"):
-        """``values`` released with all of the budget a plan has left after ``spent``
-        (the budget of its releases so far), as one pure-DP Laplace release where the
-        plan accounts in Renyi DP: ``(noisy values, standard deviation of each value's
-        noise)``. ``sensitivity``: the L1 sensitivity of the whole of ``values``.
+        """``values`` released with all of the budget a plan has left, as one pure-DP
+        Laplace release where the plan accounts in Renyi DP: ``(noisy values, standard
+        deviation of each value's noise)``. ``sensitivity``: the L1 sensitivity of the
+        whole of ``values``; ``spent``: the budget of the estimator's own releases so far,
+        out of ``total`` (a reserved release, the private edges, is already off it).
 
         With Gaussian noise accounted in Renyi DP, the Laplace release's ``epsilon`` is
-        the largest (by bisection) for which the releases so far (``spent``-zCDP) and an
-        ``epsilon``-DP release (:meth:`RDPAccountant.compose_laplace`) convert to at most
-        the plan's ``(epsilon, delta)``: at small budgets one Laplace release is much
+        the largest (by bisection) for which every release so far (the plan's own Renyi
+        accountant, reserved releases included) and an ``epsilon``-DP release
+        (:meth:`RDPAccountant.compose_laplace`) convert to at most the plan's
+        ``(epsilon, delta)``: at small budgets one Laplace release is much
         less noisy than a Gaussian one of the same ``(epsilon, delta)``. With Laplace
         noise: the rest of ``epsilon``; with PLD accounting: a Gaussian release of the
         rest of ``rho``. A public function of the budgets: the guarantee is unchanged.
@@ -188,10 +190,10 @@ class ReleasePlan:
             noisy = self.release(values, sensitivity, rest, rng, label=label)
             return noisy, self.noise_std(sensitivity, rest)
         if self.noise == "gaussian":
-            orders = self.rdp.orders
+            composed = self.rdp.copy()  # every release so far, reserved ones included
 
             def fits(eps):
-                trial = RDPAccountant(orders).compose_zcdp(spent).compose_laplace(eps)
+                trial = composed.copy().compose_laplace(eps)
                 return trial.get_epsilon(self.delta) <= self.epsilon
 
             low, high = 0.0, float(self.epsilon)
