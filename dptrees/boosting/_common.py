@@ -195,11 +195,11 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         The score is post-processing of the released values.
         """
         if not isinstance(loss, SquaredError):
-            counts, _ = plan.release_rest(init_values, 1.0, spent, rng,
-                                          label="fallback score: class counts")
+            counts = plan.release_rest(init_values, 1.0, spent, rng,
+                                       label="fallback score: class counts")
             return loss.init_score(counts)
         total, count = init_values
-        (centred, noisy_count), _ = plan.release_rest(
+        centred, noisy_count = plan.release_rest(
             np.array([total - count / 2, count], dtype=float), 1.5, spent, rng,
             label="fallback score: sum of targets centred on 1/2, and record count")
         return loss.init_score(centred + max(noisy_count, 1.0) / 2, noisy_count)

@@ -170,9 +170,8 @@ class ReleasePlan:
 
     def release_rest(self, values, sensitivity, spent, rng, label="release"):
         """``values`` released with all of the budget a plan has left, as one pure-DP
-        Laplace release where the plan accounts in Renyi DP: ``(noisy values, standard
-        deviation of each value's noise)``. ``sensitivity``: the L1 sensitivity of the
-        whole of ``values``; ``spent``: the budget of the estimator's own releases so far,
+        Laplace release where the plan accounts in Renyi DP: the noisy values.
+        ``sensitivity``: the L1 sensitivity of the whole of ``values``; ``spent``: the budget of the estimator's own releases so far,
         out of ``total`` (a reserved release, the private edges, is already off it).
 
         With Gaussian noise accounted in Renyi DP, the Laplace release's ``epsilon`` is
@@ -186,9 +185,7 @@ class ReleasePlan:
         """
         values = np.asarray(values, dtype=float)
         if self.noise == "gaussian" and self.pld is not None:
-            rest = self.total - spent
-            noisy = self.release(values, sensitivity, rest, rng, label=label)
-            return noisy, self.noise_std(sensitivity, rest)
+            return self.release(values, sensitivity, self.total - spent, rng, label=label)
         if self.noise == "gaussian":
             composed = self.rdp.copy()  # every release so far, reserved ones included
 
@@ -201,9 +198,8 @@ class ReleasePlan:
                 mid = (low + high) / 2
                 low, high = (mid, high) if fits(mid) else (low, mid)
             if low <= 0:  # nothing left for a pure-DP release: the rest as Gaussian
-                rest = self.total - spent
-                return (self.release(values, sensitivity, rest, rng, label=label),
-                        self.noise_std(sensitivity, rest))
+                return self.release(values, sensitivity, self.total - spent, rng,
+                                    label=label)
             eps = low
             self.rdp.compose_laplace(eps)
         else:
@@ -211,9 +207,8 @@ class ReleasePlan:
             self.epsilons.append(eps)
         self.n_releases += 1
         self.record(label, "discrete Laplace", sensitivity, "L1", epsilon=eps)
-        noisy = laplace_mechanism(values, sensitivity=sensitivity, epsilon=eps,
-                                  random_state=rng)
-        return np.asarray(noisy, dtype=float), math.sqrt(2.0) * sensitivity / eps
+        return np.asarray(laplace_mechanism(values, sensitivity=sensitivity, epsilon=eps,
+                                            random_state=rng), dtype=float)
 
     def select(self, utilities, sensitivity, budget, rng, base_measure=None, compose=True,
                label="selection", **details):
