@@ -14,7 +14,7 @@ else reads the training rows or spends budget. The order is the privacy argument
    release: a ``BudgetExceededError`` leaves nothing spent and nothing released. With
    private bin edges (``bin_edges="private"``) the rows are binned only now, from the
    edges' release (``data.bin_privately``:
-   :func:`dptrees.data.prepare.bin_with_private_edges`), whose budget
+   :meth:`dptrees.data.prepare.Prepared.bin_privately`), whose budget
    ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`).
 5. ``_release(fit)`` makes the releases, each through the plan, which records it in
    the ledger as it happens; ``_record(fit)`` then sets the fitted attributes from what

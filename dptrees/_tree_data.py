@@ -83,7 +83,7 @@ class TreeData:
 
     def bin_privately(self, plan, budget, rng):
         """Release the private edges and bin the rows with them
-        (:func:`dptrees.data.prepare.bin_with_private_edges`); returns these rows."""
+        (:meth:`dptrees.data.prepare.Prepared.bin_privately`); returns these rows."""
         self.prepared = self.prepared.bin_privately(plan, budget, rng)
         self.binner = self.prepared.binner
         if self.in_memory:

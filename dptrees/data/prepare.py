@@ -26,7 +26,7 @@ from dptrees.data.binning import Binner, categorical_features
 from dptrees.data.private_edges import PendingEdges, pending_edges, release_edges
 from dptrees.data.tables import fit_columns, public_bounds
 
-__all__ = ["MAX_ROWS", "Prepared", "bin_with_private_edges", "prepare"]
+__all__ = ["MAX_ROWS", "Prepared", "prepare"]
 
 #: The most rows a fit takes: fixed-point sums of up to 2**31 rows fit in int64.
 MAX_ROWS = 2**31 - 1
@@ -51,7 +51,7 @@ class Prepared(NamedTuple):
         The public target bounds ``(lower, upper)`` (regression).
     edges : PendingEdges or None
         With ``bin_edges="private"``, the exact fine histogram whose release gives the
-        edges: the source is not binned yet (:func:`bin_with_private_edges`, after the
+        edges: the source is not binned yet (:meth:`bin_privately`, after the
         budget is charged), and ``binner`` is the equal-width one of the same bounds.
     """
 
@@ -71,8 +71,15 @@ class Prepared(NamedTuple):
         return self.source.n_features
 
     def bin_privately(self, plan, budget, rng):
-        """:func:`bin_with_private_edges` of these rows."""
-        return bin_with_private_edges(self, plan, budget, rng)
+        """Release the private edges through ``plan`` (``budget``, reserved by
+        :func:`~dptrees.data.private_edges.reserve_edges`; after the charge) and bin the
+        source with them; returns these rows with the new binner. Unchanged without
+        pending edges."""
+        if self.edges is None:
+            return self
+        binner = release_edges(plan, budget, self.edges, self.binner, rng)
+        self.source.bin(binner)
+        return self._replace(binner=binner, edges=None)
 
 
 @contextmanager
@@ -140,14 +147,3 @@ def _bin(estimator, source, binner, bounds):
         source.bin(binner)
     return edges
 
-
-def bin_with_private_edges(prepared, plan, budget, rng):
-    """Release ``prepared``'s private edges through ``plan`` (``budget``, reserved by
-    :func:`~dptrees.data.private_edges.reserve_edges`; after the charge) and bin its
-    source with them; returns the prepared rows with the new binner. Unchanged without
-    pending edges."""
-    if prepared.edges is None:
-        return prepared
-    binner = release_edges(plan, budget, prepared.edges, prepared.binner, rng)
-    prepared.source.bin(binner)
-    return prepared._replace(binner=binner, edges=None)
