@@ -212,13 +212,15 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         """Integer noise parameters of the leaf release, as TreeBuilder keywords."""
         raise NotImplementedError
 
-    def _builder(self, budget, data, max_features=None):
-        """A compiled builder whose exact noise parameters realise ``budget``.
+    def _builder(self, budget, data, max_features=None, max_depth=None):
+        """A compiled builder whose exact noise parameters realise ``budget``, for trees
+        of ``max_depth`` (default: the fit's depth, fixed by :meth:`_tree_budget`).
 
         Raises ``ValueError`` (before anything is spent) when a release's budget is too
         small or too large for the exact samplers.
         """
         criterion = self._criterion_name()
+        max_depth = self._fit_max_depth if max_depth is None else max_depth
         try:
             count_t, count_s = _laplace_ratio(1, budget["count"])  # counts: sensitivity 1
             split_q, split_eps_num, split_den = selection_constants(
@@ -229,10 +231,10 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         except ValueError as exc:
             raise ValueError(
                 f"epsilon={self.epsilon!r} cannot be realised by the exact samplers at "
-                f"max_depth={self._fit_max_depth} (per-release budgets {budget}): {exc}"
+                f"max_depth={max_depth} (per-release budgets {budget}): {exc}"
             ) from exc
         return TreeBuilder(
-            n_bins=self.n_bins, n_labels=data.n_labels, max_depth=self._fit_max_depth,
+            n_bins=self.n_bins, n_labels=data.n_labels, max_depth=max_depth,
             criterion=criterion, leaf=self._leaf_name(), selection=self.selection,
             max_features=max_features or 0,
             n_thresholds=self._resolve_n_thresholds() if max_features else 1,
@@ -320,9 +322,8 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         if self._fallback_threshold is None:
             return epsilon
         epsilon = epsilon * (1 - FALLBACK_SHARE)
-        self._fit_max_depth = 0
         budget = split_tree_budget(epsilon, 0, self.budget_weights)
-        fit.fallback = (budget, self._builder(budget, fit.data, max_features))
+        fit.fallback = (budget, self._builder(budget, fit.data, max_features, max_depth=0))
         return epsilon
 
     def _falls_back(self, fit):
