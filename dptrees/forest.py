@@ -14,25 +14,24 @@ Two families on one implementation:
 
 from concurrent.futures import ThreadPoolExecutor
 import math
-from typing import Self
+from typing import Literal, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dptrees._params import Auto, DeclaredParams, param
 from dptrees._constraints import AUTO, BOOLEAN, VERBOSE, fraction_or_count, integers, options
 from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._lifecycle import run_fit
 from dptrees._parallel import n_threads
-from dptrees._params import store_params
 from dptrees._progress import Progress
 from dptrees._sources._rows import assign_partitions
 from dptrees._tree_fallback import FALLBACK_SHARE, FOREST_FALLBACK_EPS_ROWS
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.tree import (
-    CLASSIFIER_BUDGET_WEIGHTS,
     RANDOM_STATE_DOC,
     _BaseDPTree,
     _ClassificationTreeMixin,
@@ -121,6 +120,9 @@ def auto_n_thresholds(n_bins):
 class _BaseDPForest(_BaseDPTree):
     """Grows ``n_estimators`` DP trees, on disjoint parts or on all the data."""
 
+    n_estimators: int | Auto = param("auto", integers(1), AUTO)
+    verbose: int = param(0, VERBOSE)
+
     _composition = ("pure epsilon-DP. Within a tree, releases compose sequentially along a "
                     "record's root-to-leaf path and in parallel across the nodes of a "
                     "depth; a record is in every tree (sequential composition), or in one "
@@ -129,9 +131,6 @@ class _BaseDPForest(_BaseDPTree):
 
     #: partition forests grow greedy trees; DP ExtraTrees use the random splitter
     _greedy = False
-
-    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
-                              "n_estimators": [integers(1), AUTO], "verbose": VERBOSE}
 
     def _resolve_n_estimators(self, epsilon):
         """``n_estimators``, or for ``"auto"`` the rule of :func:`auto_n_estimators`."""
@@ -253,15 +252,17 @@ class _BaseDPForest(_BaseDPTree):
         return sum(tree.n_leaves for tree in self.estimators_)
 
 
-#: DP ExtraTrees' own parameters (partition forests are always partitioned)
-_EXTRA_CONSTRAINTS = {"max_features": [None, options("sqrt", "log2"), *fraction_or_count()],
-                      "n_thresholds": [integers(1), AUTO], "partition": BOOLEAN}
+class _ExtraTreesParams(DeclaredParams):
+    """DP ExtraTrees' own parameters (partition forests are always partitioned)."""
+
+    max_features: Literal["sqrt", "log2"] | int | float | None = param(
+        None, None, options("sqrt", "log2"), fraction_or_count())
+    n_thresholds: int | Auto = param("auto", integers(1), AUTO)
+    partition: bool = param(False, BOOLEAN)
 
 
 class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
     _fallback_threshold = FOREST_FALLBACK_EPS_ROWS
-    _parameter_constraints = {**_BaseDPForest._parameter_constraints,
-                              **_RegressionTreeMixin._regression_constraints}
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' predictions (post-processing: no privacy cost)."""
@@ -269,8 +270,6 @@ class _RegressionForest(_RegressionTreeMixin, RegressorMixin, _BaseDPForest):
 
 
 class _ClassificationForest(_ClassificationTreeMixin, ClassifierMixin, _BaseDPForest):
-    _parameter_constraints = {**_BaseDPForest._parameter_constraints,
-                              **_ClassificationTreeMixin._classification_constraints}
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Average of the trees' class probabilities (post-processing)."""
@@ -353,12 +352,7 @@ class DPPartitionForestRegressor(_RegressionForest):
     partition = True
     _greedy = True
 
-    def __init__(self, *, n_estimators=25, epsilon=1.0, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="mean", selection="exponential",
-                 budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
-                 accountant=None, n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
+    n_estimators: int | Auto = 25
 
 
 @estimator_doc
@@ -388,13 +382,6 @@ class DPPartitionForestClassifier(_ClassificationForest):
 
     partition = True
     _greedy = True
-
-    def __init__(self, *, n_estimators="auto", epsilon=1.0, max_depth="auto", min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="counts", selection="exponential",
-                 budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
 
 
 _EXTRA_DOC = """
@@ -433,7 +420,7 @@ _EXTRA_DOC = """
 
 
 @estimator_doc
-class DPExtraTreesRegressor(_RegressionForest):
+class DPExtraTreesRegressor(_ExtraTreesParams, _RegressionForest):
     __doc__ = ("""Differentially private ExtraTrees for regression (DiffPETs).
 """ + _EXTRA_DOC.format(
     target="``y_bounds``", n_estimators_type="int", n_estimators_default="10",
@@ -453,20 +440,12 @@ class DPExtraTreesRegressor(_RegressionForest):
     n_features_in_, bounds_, y_bounds_
     """)
 
-    def __init__(self, *, n_estimators=10, epsilon=1.0, max_features="sqrt",
-                 n_thresholds="auto", partition=False, max_depth=5, min_samples_split=20,
-                 min_samples_leaf=10, n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="mean", selection="exponential",
-                 budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None,
-                 y_bounds=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
-
-    _parameter_constraints = {**_RegressionForest._parameter_constraints,
-                              **_EXTRA_CONSTRAINTS}
+    n_estimators: int | Auto = 10
+    max_features: Literal["sqrt", "log2"] | int | float | None = "sqrt"
 
 
 @estimator_doc
-class DPExtraTreesClassifier(_ClassificationForest):
+class DPExtraTreesClassifier(_ExtraTreesParams, _ClassificationForest):
     __doc__ = ("""Differentially private ExtraTrees for classification (DiffPETs).
 """ + _EXTRA_DOC.format(
     target="``classes``", n_estimators_type='int or "auto"', n_estimators_default='"auto"',
@@ -484,14 +463,3 @@ class DPExtraTreesClassifier(_ClassificationForest):
     budget_, privacy_leaks_
     """)
 
-    def __init__(self, *, n_estimators="auto", epsilon=1.0, max_features=None,
-                 n_thresholds="auto", partition=False, max_depth="auto", min_samples_split=20,
-                 min_samples_leaf=10,
-                 n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="counts", selection="exponential",
-                 budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
-
-    _parameter_constraints = {**_ClassificationForest._parameter_constraints,
-                              **_EXTRA_CONSTRAINTS}

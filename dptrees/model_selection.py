@@ -38,7 +38,7 @@ from dptrees._constraints import (
     reals,
     validate_params,
 )
-from dptrees._params import store_params
+from dptrees._params import DeclaredParams, param, positional
 from dptrees.privacy.report import PrivacyReportMixin, ledger_entry
 from dptrees._random import RandomStateLike, check_random_state
 from dptrees.accounting import (
@@ -217,7 +217,8 @@ def _delegate(name):
     return method
 
 
-class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, BaseEstimator):
+class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, DeclaredParams,
+                     BaseEstimator):
     """Differentially private random hyperparameter search (random stopping).
 
     Runs a random number of trials (mean ``mean_trials``), each fitting a clone of
@@ -309,35 +310,18 @@ class DPRandomSearch(PrivacyReportMixin, AccountantMixin, MetaEstimatorMixin, Ba
         return self.best_estimator_._public_input_values() if hasattr(
             self.best_estimator_, "_public_input_values") else {}
 
-    def __init__(
-        self,
-        estimator: BaseEstimator,
-        param_distributions: (dict[str, Any] | list[dict[str, Any]]
-                              | tuple[dict[str, Any], ...]),
-        *,
-        epsilon: float = 1.0,
-        delta: float = 0.0,
-        mean_trials: float = 10,
-        validation_fraction: float = 0.2,
-        scoring: Literal["accuracy", "neg_mean_absolute_error"] = "accuracy",
-        error_bound: float | None = None,
-        accountant: BudgetAccountant | None = None,
-        random_state: RandomStateLike = None,
-    ) -> None:
-        store_params(self, locals())
-
-    _parameter_constraints = {
-        "estimator": [HasMethods(["fit", "get_params"])],
-        "param_distributions": [dict, list, tuple],
-        "epsilon": EPSILON,
-        "delta": DELTA,
-        "mean_trials": [reals(1, math.inf, "left")],
-        "validation_fraction": [FRACTION],
-        "scoring": [options(*_SCORINGS)],
-        "error_bound": [None, POSITIVE],
-        "accountant": ACCOUNTANT,
-        "random_state": RANDOM_STATE,
-    }
+    estimator: BaseEstimator = positional(HasMethods(["fit", "get_params"]))
+    param_distributions: (dict[str, Any] | list[dict[str, Any]]
+                          | tuple[dict[str, Any], ...]) = positional(dict, list, tuple)
+    epsilon: float = param(1.0, EPSILON)
+    delta: float = param(0.0, DELTA)
+    mean_trials: float = param(10, reals(1, math.inf, "left"))
+    validation_fraction: float = param(0.2, FRACTION)
+    scoring: Literal["accuracy", "neg_mean_absolute_error"] = param(
+        "accuracy", options(*_SCORINGS))
+    error_bound: float | None = param(None, None, POSITIVE)
+    accountant: BudgetAccountant | None = param(None, ACCOUNTANT)
+    random_state: RandomStateLike = param(None, RANDOM_STATE)
 
     # -- checks ----------------------------------------------------------------------
 

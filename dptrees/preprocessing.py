@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 import scipy.sparse as sp
 
 from dptrees._constraints import BOOLEAN, options, validate_params
+from dptrees._params import DeclaredParams, param
 from dptrees.data.tables import category_codes, columns_of, is_bounds_pair
 from dptrees.validation import check_feature_names
 
@@ -25,7 +26,7 @@ __all__ = ["PublicSchemaEncoder"]
 
 
 
-class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
+class PublicSchemaEncoder(TransformerMixin, DeclaredParams, BaseEstimator):
     """Encode a table to float features with public bounds, from a public schema.
 
     Parameters
@@ -63,23 +64,10 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
     frame's column names.
     """
 
-    def __init__(
-        self,
-        *,
-        schema: list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...]
-        | None = None,
-        encoding: Literal["ordinal", "onehot"] = "ordinal",
-        strip: bool = True,
-    ) -> None:
-        self.schema = schema
-        self.encoding = encoding
-        self.strip = strip
-
-    _parameter_constraints = {
-        "schema": [list, tuple, None],
-        "encoding": [options("ordinal", "onehot")],
-        "strip": BOOLEAN,
-    }
+    schema: (list[Sequence[Any] | np.ndarray] | tuple[Sequence[Any] | np.ndarray, ...]
+             | None) = param(None, list, tuple, None)
+    encoding: Literal["ordinal", "onehot"] = param("ordinal", options("ordinal", "onehot"))
+    strip: bool = param(True, BOOLEAN)
 
     def fit(self, X: ArrayLike | None = None, y: ArrayLike | None = None) -> Self:
         """Build the encoding from the schema; a table ``X``, if given, is checked as

@@ -10,7 +10,7 @@ of each release; this module decides the budget of each kind of release.
 from contextlib import contextmanager
 import math
 import numbers
-from typing import Self
+from typing import Literal, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,10 +34,13 @@ from dptrees._docs import estimator_doc
 from dptrees._importances import ensemble_importances
 from dptrees._lifecycle import run_fit
 from dptrees._parallel import n_threads
-from dptrees._params import store_params
+from dptrees._params import (
+    Accountant, Auto, BinEdges, Bounds, Classes, DeclaredParams, RandomStateLike, TargetBounds,
+    param,
+)
 from dptrees._prediction import MostProbableClassMixin
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -167,27 +170,28 @@ _LEAF_RELEASES = {
 }
 
 
-class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEstimator):
+class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, DeclaredParams,
+                  BaseEstimator):
     """Fitting machinery shared by the DP tree estimators (and reused by the forests)."""
+
+    epsilon: float = param(1.0, EPSILON)
+    max_depth: int | Auto = param(5, integers(0, 64), AUTO)
+    min_samples_split: int = param(20, NON_NEGATIVE)
+    min_samples_leaf: int = param(10, NON_NEGATIVE)
+    n_bins: int = param(40, integers(2, 256))
+    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    edges_budget: float | Auto = param("auto", EDGES_BUDGET)
+    selection: Literal["exponential", "permute_and_flip"] = param(
+        "exponential", options("exponential", "permute_and_flip"))
+    budget_weights: tuple = param((1.0, 1.0, 1.0), "array-like")
+    bounds: Bounds = param(None, PUBLIC)
+    accountant: Accountant = param(None, ACCOUNTANT)
+    n_jobs: int | None = param(None, N_JOBS)
+    random_state: RandomStateLike = param(None, RANDOM_STATE)
 
     _criterion = None  # set by subclasses
     _leaf_kind = None
     _fallback_threshold = None  # regressors: see dptrees._tree_fallback
-
-    _parameter_constraints = {
-        "epsilon": EPSILON,
-        "max_depth": [integers(0, 64), AUTO],
-        "min_samples_split": [NON_NEGATIVE],
-        "min_samples_leaf": [NON_NEGATIVE],
-        "n_bins": [integers(2, 256)],
-        **EDGES_CONSTRAINTS,
-        "selection": [options("exponential", "permute_and_flip")],
-        "budget_weights": ["array-like"],
-        "bounds": PUBLIC,
-        "accountant": ACCOUNTANT,
-        "n_jobs": N_JOBS,
-        "random_state": RANDOM_STATE,
-    }
 
     def _check_params(self):
         """Validate the parameters (their constraints, then the privacy rules) before
@@ -421,14 +425,12 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, BaseEs
         return self.tree_.n_leaves
 
 
-class _RegressionTreeMixin:
+class _RegressionTreeMixin(_BaseDPTree):
     """Regression specifics: targets rescaled to [0, 1] by public ``y_bounds``."""
 
-    _regression_constraints = {
-        "leaf": [options("mean", "median")],
-        "n_target_bins": [integers(2, 256)],
-        "y_bounds": PUBLIC,
-    }
+    leaf: Literal["mean", "median"] = param("mean", options("mean", "median"))
+    n_target_bins: int = param(64, integers(2, 256))
+    y_bounds: TargetBounds = param(None, PUBLIC)
 
     _task = "regression"
     _fallback_threshold = TREE_FALLBACK_EPS_ROWS
@@ -457,14 +459,14 @@ class _RegressionTreeMixin:
         self.y_bounds_ = (data.y_lower, data.y_upper)
 
 
-class _ClassificationTreeMixin(MostProbableClassMixin):
+class _ClassificationTreeMixin(MostProbableClassMixin, _BaseDPTree):
     """Classification specifics: Gini utility, noisy class-count leaves."""
 
-    _classification_constraints = {
-        "leaf": [options("counts", "label")],
-        "prior_strength": [NON_NEGATIVE],
-        "classes": PUBLIC,
-    }
+    max_depth: int | Auto = "auto"
+    budget_weights: tuple = CLASSIFIER_BUDGET_WEIGHTS
+    leaf: Literal["counts", "label"] = param("counts", options("counts", "label"))
+    prior_strength: float = param(1.0, NON_NEGATIVE)
+    classes: Classes = param(None, PUBLIC)
 
     _task = "classification"
 
@@ -659,15 +661,6 @@ class DPDecisionTreeRegressor(_RegressionTreeMixin, RegressorMixin, _BaseDPTree)
     y_bounds_ : tuple of float
     """
 
-    def __init__(self, *, epsilon=1.0, max_depth=5, min_samples_split=20, min_samples_leaf=10,
-                 n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="mean", selection="exponential",
-                 budget_weights=(1.0, 1.0, 1.0), n_target_bins=64, bounds=None, y_bounds=None,
-                 accountant=None, n_jobs=None, random_state=None):
-        store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
-                              **_RegressionTreeMixin._regression_constraints}
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted targets: the released value of each sample's leaf.
@@ -732,15 +725,6 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
         As for :class:`DPDecisionTreeRegressor`.
     """
 
-    def __init__(self, *, epsilon=1.0, max_depth="auto", min_samples_split=20, min_samples_leaf=10,
-                 n_bins=40, bin_edges="uniform", edges_budget="auto",
-                 leaf="counts", selection="exponential",
-                 budget_weights=CLASSIFIER_BUDGET_WEIGHTS, prior_strength=1.0, bounds=None,
-                 classes=None, accountant=None, n_jobs=None, random_state=None):
-        store_params(self, locals())
-
-    _parameter_constraints = {**_BaseDPTree._parameter_constraints,
-                              **_ClassificationTreeMixin._classification_constraints}
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities of each sample's leaf (post-processing: no privacy cost)."""

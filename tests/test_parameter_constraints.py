@@ -9,6 +9,7 @@ scikit-learn: booleans are refused where a number is expected, a mistyped string
 gets the closest one, and nothing is spent on a refused parameter.
 """
 
+import inspect
 import warnings
 
 import numpy as np
@@ -110,3 +111,41 @@ def test_parameters_are_keyword_only(cls):
     search = inspect.signature(DPRandomSearch.__init__).parameters
     assert [n for n, p in search.items() if p.kind != p.KEYWORD_ONLY] == [
         "self", "estimator", "param_distributions"]  # as scikit-learn's searches
+
+
+# -- declared parameters (dptrees._params) --------------------------------------------
+
+def test_a_parameter_is_declared_once_with_its_constraints():
+    from dptrees._params import DeclaredParams, param
+    from dptrees._constraints import POSITIVE, integers
+
+    class Base(DeclaredParams):
+        rate: float = param(1.0, POSITIVE)
+        depth: int = param(3, integers(1, 8))
+
+    class Member(Base):
+        rate: float = 0.5  # a new default keeps the constraint and the place
+
+    assert list(inspect.signature(Member).parameters) == ["rate", "depth"]
+    assert Member().rate == 0.5 and Base().rate == 1.0
+    assert Member._parameter_constraints["rate"] == [POSITIVE]
+    assert list(Member._parameter_constraints) == ["rate", "depth"]
+    with pytest.raises(TypeError):
+        Member(0.1)  # keyword-only
+    with pytest.raises(TypeError, match="needs param"):
+        class Unchecked(Base):
+            width: int = 2
+    with pytest.raises(TypeError, match="not in _parameter_constraints"):
+        class Twice(Base):
+            _parameter_constraints = {"rate": [POSITIVE]}
+
+
+def test_twins_share_declarations_and_keep_their_defaults():
+    from dptrees import DPGradientBoostingClassifier, DPGradientBoostingRegressor
+    regressor = inspect.signature(DPGradientBoostingRegressor).parameters
+    classifier = inspect.signature(DPGradientBoostingClassifier).parameters
+    assert regressor["noise_reg"].default == 8.0 and classifier["noise_reg"].default == 3.0
+    assert "y_bounds" in regressor and "classes" in classifier
+    assert set(regressor) - {"y_bounds"} == set(classifier) - {"classes"}
+    search = inspect.signature(DPRandomSearch).parameters
+    assert [p.kind for p in search.values()][:2] == [inspect.Parameter.POSITIONAL_OR_KEYWORD] * 2

@@ -7,7 +7,7 @@ and the schedules live in :mod:`dptrees.boosting._schedules`.
 
 from collections.abc import Iterator
 import math
-from typing import NamedTuple, Self
+from typing import Literal, NamedTuple, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,9 +30,11 @@ from dptrees._constraints import (
 from dptrees._docs import estimator_doc
 from dptrees._lifecycle import run_fit
 from dptrees._importances import ensemble_importances
-from dptrees._params import store_params
+from dptrees._params import (
+    Accountant, Auto, BinEdges, Bounds, Classes, DeclaredParams, RandomStateLike, param,
+)
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -109,7 +111,7 @@ class _Budgets(NamedTuple):
 
 @estimator_doc
 class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixin,
-                           AccountantMixin, BaseEstimator):
+                           AccountantMixin, DeclaredParams, BaseEstimator):
     __doc__ = """Differentially private AdaBoost (SAMME) with noisy weight schedules.
 
     The DPAda family of Zhang, Dong, Xu & Wang ("AdaBoost based on objective
@@ -298,33 +300,26 @@ class DPAdaBoostClassifier(PrivacyReportMixin, TableColumnsMixin, ClassifierMixi
     binner_ : Binner
     """
 
-    def __init__(self, *, n_estimators="auto", epsilon=1.0, schedule="improved", max_depth=1,
-                 weight_budget_fraction=0.1, max_weight=100.0, learning_rate=1.0, n_bins=32,
-                 bin_edges="uniform", edges_budget="auto", prior_vote=True,
-                 error_margin=0.0, bounds=None, classes=None, accountant=None, n_jobs=None,
-                 random_state=None):
-        store_params(self, locals())
+    n_estimators: int | Auto = param("auto", integers(1, 100_000), AUTO)
+    epsilon: float = param(1.0, EPSILON)
+    schedule: Literal["every", "swing", "random", "improved"] = param(
+        "improved", options(*SCHEDULES))
+    max_depth: int = param(1, integers(1, 8))
+    weight_budget_fraction: float = param(0.1, reals(0, 1 - COUNT_SHARE, "neither"))
+    max_weight: float = param(100.0, reals(1, _MAX_WEIGHT_LIMIT, "both"))
+    learning_rate: float = param(1.0, reals(0, 1e6, "right"))
+    n_bins: int = param(32, integers(2, 256))
+    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    edges_budget: float | Auto = param("auto", EDGES_BUDGET)
+    prior_vote: bool = param(True, BOOLEAN)
+    error_margin: float = param(0.0, reals(0, 1e6, "both"))
+    bounds: Bounds = param(None, PUBLIC)
+    classes: Classes = param(None, PUBLIC)
+    accountant: Accountant = param(None, ACCOUNTANT)
+    n_jobs: int | None = param(None, N_JOBS)
+    random_state: RandomStateLike = param(None, RANDOM_STATE)
 
     # ---------------------------------------------------------------- validation / plan
-
-    _parameter_constraints = {
-        "n_estimators": [integers(1, 100_000), AUTO],
-        "epsilon": EPSILON,
-        "schedule": [options(*SCHEDULES)],
-        "max_depth": [integers(1, 8)],
-        "weight_budget_fraction": [reals(0, 1 - COUNT_SHARE, "neither")],
-        "max_weight": [reals(1, _MAX_WEIGHT_LIMIT, "both")],
-        "learning_rate": [reals(0, 1e6, "right")],
-        "n_bins": [integers(2, 256)],
-        **EDGES_CONSTRAINTS,
-        "error_margin": [reals(0, 1e6, "both")],
-        "prior_vote": BOOLEAN,
-        "bounds": PUBLIC,
-        "classes": PUBLIC,
-        "accountant": ACCOUNTANT,
-        "n_jobs": N_JOBS,
-        "random_state": RANDOM_STATE,
-    }
 
     def _check_params(self):
         """Validate the parameters (their constraints, then epsilon's privacy rule)

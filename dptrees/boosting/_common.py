@@ -14,13 +14,15 @@ from dptrees._constraints import (
     ACCOUNTANT,
     DELTA,
     EPSILON,
-    POSITIVE,
     PUBLIC,
     RANDOM_STATE,
     VERBOSE,
 )
 from dptrees._core import _fixedpoint
 from dptrees._lifecycle import run_fit
+from dptrees._params import (
+    Accountant, Bounds, Classes, DeclaredParams, RandomStateLike, TargetBounds, param,
+)
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import MAX_ROWS, prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
@@ -83,10 +85,17 @@ def falls_back(epsilon, noisy_count, loss):
     return float(epsilon) * float(noisy_count) < FALLBACK_EPS_ROWS
 
 
-class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
+class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):
     """What the boosting estimators share around the boosting itself: binning over the
     public bounds, the fixed-point scales, the DP initial score and the fitted privacy
     attributes. Reads ``bounds``, ``n_bins`` and ``gradient_clip``."""
+
+    epsilon: float = param(1.0, EPSILON)
+    delta: float = param(1e-6, DELTA)
+    bounds: Bounds = param(None, PUBLIC)
+    accountant: Accountant = param(None, ACCOUNTANT)
+    random_state: RandomStateLike = param(None, RANDOM_STATE)
+    verbose: int = param(0, VERBOSE)
 
     @property
     def _composition(self):
@@ -221,18 +230,6 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin):
         self.privacy_ledger_ = plan.ledger()
 
 
-#: The parameters every gradient-boosting estimator (trees, additive, federated) shares.
-BOOSTING_CONSTRAINTS = {
-    "epsilon": EPSILON,
-    "delta": DELTA,
-    "learning_rate": [POSITIVE],
-    "reg_lambda": [POSITIVE],
-    "gradient_clip": [POSITIVE],
-    "bounds": PUBLIC,
-    "accountant": ACCOUNTANT,
-    "random_state": RANDOM_STATE,
-    "verbose": VERBOSE,
-}
 
 
 class _FixedPoint(NamedTuple):
@@ -284,19 +281,11 @@ _FIT_DOC = """Fit the ensemble, spending ``(epsilon, delta)`` from the accountan
 _BoostingFitMixin.fit.__doc__ = _FIT_DOC
 
 
-class _TargetDomain:
-    """Adds the public target domain ``_domain`` (``y_bounds`` or ``classes``) to the
-    parameter constraints of every estimator class that inherits it."""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if hasattr(cls, "_parameter_constraints"):  # an estimator, not a targets mixin
-            cls._parameter_constraints = {**cls._parameter_constraints, cls._domain: PUBLIC}
-
-
-class _SquaredErrorFit(_TargetDomain):
+class _SquaredErrorFit(DeclaredParams):
     """The targets of the squared-error estimators: clipped to the public ``y_bounds``
     and rescaled to [0, 1]; the starting score is their noisy mean."""
+
+    y_bounds: TargetBounds = param(None, PUBLIC)
 
     _task = "regression"
     _domain = "y_bounds"
@@ -314,9 +303,11 @@ class _SquaredErrorFit(_TargetDomain):
         return (source.target_fixed_sum(scale) / scale, source.record_count()), 2
 
 
-class _LogLossFit(_TargetDomain):
+class _LogLossFit(DeclaredParams):
     """The targets of the log-loss estimators: labels encoded over the public
     ``classes``; the starting score is the noisy class frequencies'."""
+
+    classes: Classes = param(None, PUBLIC)
 
     _task = "classification"
     _domain = "classes"

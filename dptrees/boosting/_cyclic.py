@@ -14,20 +14,22 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dptrees._constraints import AUTO, FRACTION, N_JOBS, NON_NEGATIVE, integers, validate_params
+from dptrees._constraints import (
+    AUTO, FRACTION, N_JOBS, NON_NEGATIVE, POSITIVE, integers, validate_params,
+)
 from dptrees._docs import estimator_doc, target_domain_doc
 from dptrees._importances import additive_importances
 from dptrees._progress import Progress
-from dptrees._params import store_params
+from dptrees._params import Auto, BinEdges, param
 from dptrees.accounting import AccountantMixin
-from dptrees.boosting._common import (BOOSTING_CONSTRAINTS, _HESSIAN_SHARE,
+from dptrees.boosting._common import (_HESSIAN_SHARE,
                                      _START_AND_PUBLIC_INPUTS_DOC, _BoostingFitMixin,
                                      _LogLossFit, _SquaredErrorFit, falls_back)
 from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -45,16 +47,17 @@ _DENSITY_SHARE = 0.01
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators."""
 
-    _parameter_constraints = {
-        **BOOSTING_CONSTRAINTS,
-        **EDGES_CONSTRAINTS,
-        "n_cycles": [integers(1, 10_000), AUTO],
-        "n_bins": [integers(2, 256), AUTO],
-        "noise_reg": [NON_NEGATIVE],
-        "max_active": [integers(1, 100_000), AUTO],
-        "init_fraction": [FRACTION],
-        "n_jobs": N_JOBS,
-    }
+    n_cycles: int | Auto = param("auto", integers(1, 10_000), AUTO)
+    learning_rate: float = param(1.0, POSITIVE)
+    n_bins: int | Auto = param("auto", integers(2, 256), AUTO)
+    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    edges_budget: float | Auto = param("auto", EDGES_BUDGET)
+    reg_lambda: float = param(100.0, POSITIVE)
+    noise_reg: float = param(10.0, NON_NEGATIVE)
+    max_active: int | Auto = param("auto", integers(1, 100_000), AUTO)
+    gradient_clip: float = param(0.3, POSITIVE)
+    init_fraction: float = param(0.01, FRACTION)
+    n_jobs: int | None = param(None, N_JOBS)
 
     def _check_params(self):
         """Validate the parameters (their constraints, then the privacy rules) before
@@ -356,20 +359,28 @@ class _AdditivePrediction:
 
         Examples
         --------
+        A numeric column's bins and a categorical column's public categories (with the
+        missing value), from a data frame:
+
         >>> import numpy as np
-        >>> from dptrees import DPExplainableBoostingClassifier
+        >>> import pandas as pd
+        >>> from dptrees import DPExplainableBoostingRegressor
         >>> rng = np.random.default_rng(0)
-        >>> X = rng.random((2000, 2))
-        >>> y = (X[:, 0] > 0.5).astype(int)
-        >>> ebm = DPExplainableBoostingClassifier(epsilon=4.0, n_bins=4, bounds=(0, 1),
-        ...                                       classes=[0, 1], random_state=0).fit(X, y)
-        >>> table = ebm.explain()
-        >>> table[["term", "label", "lower", "upper"]].head(4)
-          term          label  lower  upper
-        0  x[0]     [0, 0.25)   0.00   0.25
-        1  x[0]  [0.25, 0.5)   0.25   0.50
-        2  x[0]  [0.5, 0.75)   0.50   0.75
-        3  x[0]     [0.75, 1]   0.75   1.00
+        >>> frame = pd.DataFrame({"share": rng.random(2000),
+        ...                       "colour": rng.choice(["red", "blue"], 2000)})
+        >>> y = frame["share"] + (frame["colour"] == "red")
+        >>> ebm = DPExplainableBoostingRegressor(
+        ...     epsilon=4.0, n_bins=4, bounds={"share": (0, 1), "colour": ["red", "blue"]},
+        ...     y_bounds=(0, 2), random_state=0).fit(frame, y)
+        >>> ebm.explain()[["term", "term_type", "label"]]
+             term   term_type        label
+        0   share  continuous    [0, 0.25)
+        1   share  continuous  [0.25, 0.5)
+        2   share  continuous  [0.5, 0.75)
+        3   share  continuous    [0.75, 1]
+        4  colour     nominal          red
+        5  colour     nominal         blue
+        6  colour     nominal      missing
         """
         return _explain.explain(self, as_frame=as_frame)
 
@@ -488,13 +499,10 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
         + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=1.0,
-                 n_bins="auto", bin_edges="uniform", edges_budget="auto",
-                 reg_lambda=100.0, noise_reg=10.0, max_active="auto",
-                 gradient_clip=0.3,
-                 init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
-                 n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
+    learning_rate: float = 1.0
+    reg_lambda: float = 100.0
+    noise_reg: float = 10.0
+    gradient_clip: float = 0.3
 
 
 @estimator_doc
@@ -520,10 +528,7 @@ class DPExplainableBoostingClassifier(ClassifierMixin, _AdditivePrediction,
         + target_domain_doc('classification', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_cycles="auto", epsilon=1.0, delta=1e-6, learning_rate=0.5,
-                 n_bins="auto", bin_edges="uniform", edges_budget="auto",
-                 reg_lambda=1.0, noise_reg=3.0, max_active="auto",
-                 gradient_clip=1.0,
-                 init_fraction=0.01, bounds=None, classes=None, accountant=None,
-                 n_jobs=None, random_state=None, verbose=0):
-        store_params(self, locals())
+    learning_rate: float = 0.5
+    reg_lambda: float = 1.0
+    noise_reg: float = 3.0
+    gradient_clip: float = 1.0

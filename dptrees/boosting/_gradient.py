@@ -14,6 +14,7 @@ boosting" in the documentation (``docs/proofs/boosting.rst``).
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 import math
+from typing import Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -29,13 +30,12 @@ from dptrees._constraints import (
     validate_params,
 )
 from dptrees._docs import estimator_doc, target_domain_doc
-from dptrees._params import store_params
+from dptrees._params import Auto, BinEdges, param
 from dptrees._parallel import n_threads
 from dptrees._sources._heap import empty_tree
 from dptrees._progress import Progress
 from dptrees.accounting import AccountantMixin
 from dptrees.boosting._common import (
-    BOOSTING_CONSTRAINTS,
     falls_back,
     _HESSIAN_SHARE,
     _START_AND_PUBLIC_INPUTS_DOC,
@@ -59,7 +59,7 @@ from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import EDGES_CONSTRAINTS, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
 from dptrees.validation import check_delta, check_epsilon
 
 
@@ -88,35 +88,17 @@ SMALL_BUDGET_ROUNDS = (400, 0.1)
 DEFAULT_ROUNDS = (100, 0.3)
 
 
-#: ... and those of the boosted-tree estimators (central and federated).
-BOOSTED_TREE_CONSTRAINTS = {
-    **BOOSTING_CONSTRAINTS,
-    "n_estimators": [integers(1, 100_000)],
-    "max_depth": [integers(1, 16)],
-    "n_bins": [integers(2, 256)],
-    "leaf_clip": [None, POSITIVE],
-}
-
-
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
-    """Fitting machinery shared by the DP gradient-boosting estimators."""
+    """Fitting machinery shared by the DP gradient-boosting estimators, central and
+    federated, and the parameters both take (with the federated defaults)."""
 
-    _parameter_constraints = {
-        **BOOSTED_TREE_CONSTRAINTS,
-        **EDGES_CONSTRAINTS,
-        "noise": [options("gaussian", "laplace")],
-        "accounting": [options("rdp", "pld")],
-        "split": [options("auto", "random", "guided", "private", "hybrid")],
-        "split_fraction": [FRACTION],
-        "select_depth": [integers(0, 16), AUTO],
-        "n_estimators": [integers(1, 100_000), AUTO],
-        "learning_rate": [POSITIVE, AUTO],
-        "noise_reg": [NON_NEGATIVE],
-        "batch_size": [integers(1)],
-        "subsample": [None, FRACTION],
-        "init_fraction": [FRACTION],
-        "n_jobs": N_JOBS,
-    }
+    n_estimators: int = param(100, integers(1, 100_000))
+    learning_rate: float = param(0.3, POSITIVE)
+    max_depth: int = param(3, integers(1, 16))
+    n_bins: int = param(32, integers(2, 256))
+    reg_lambda: float = param(1.0, POSITIVE)
+    gradient_clip: float = param(1.0, POSITIVE)
+    leaf_clip: float | None = param(None, None, POSITIVE)
 
     @property
     def _composition(self):
@@ -642,9 +624,31 @@ _ATTRIBUTES_DOC = """
 """
 
 
+class _CentralGradientBoosting(_BaseDPGradientBoosting):
+    """The parameters of the central gradient-boosting estimators."""
+
+    n_estimators: int | Auto = param("auto", integers(1, 100_000), AUTO)
+    noise: Literal["gaussian", "laplace"] = param("gaussian", options("gaussian", "laplace"))
+    accounting: Literal["rdp", "pld"] = param("rdp", options("rdp", "pld"))
+    learning_rate: float | Auto = param("auto", POSITIVE, AUTO)
+    max_depth: int = 4
+    split: Literal["auto", "random", "guided", "private", "hybrid"] = param(
+        "auto", options("auto", "random", "guided", "private", "hybrid"))
+    select_depth: int | Auto = param("auto", integers(0, 16), AUTO)
+    split_fraction: float = param(0.3, FRACTION)
+    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    edges_budget: float | Auto = param("auto", EDGES_BUDGET)
+    reg_lambda: float = 50.0
+    noise_reg: float = param(8.0, NON_NEGATIVE)
+    batch_size: int = param(1, integers(1))
+    subsample: float | None = param(None, None, FRACTION)
+    init_fraction: float = param(0.01, FRACTION)
+    n_jobs: int | None = param(None, N_JOBS)
+
+
 @estimator_doc
 class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _SquaredErrorFit,
-                                  _BaseDPGradientBoosting):
+                                  _CentralGradientBoosting):
     __doc__ = (
         """Differentially private gradient-boosted regression trees (squared error).
 
@@ -660,19 +664,11 @@ class DPGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin, _Square
         + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_estimators="auto", epsilon=1.0, delta=1e-6, noise="gaussian",
-                 accounting="rdp",
-                 learning_rate="auto", max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
-                 reg_lambda=50.0, noise_reg=8.0,
-                 gradient_clip=0.3, leaf_clip=None, batch_size=1, subsample=None,
-                 init_fraction=0.01, bounds=None, y_bounds=None, accountant=None,
-                 random_state=None, verbose=0, n_jobs=None):
-        store_params(self, locals())
+    gradient_clip: float = 0.3
 
 @estimator_doc
 class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _LogLossFit,
-                                   _BaseDPGradientBoosting):
+                                   _CentralGradientBoosting):
     __doc__ = (
         """Differentially private gradient-boosted classification trees (log-loss).
 
@@ -695,15 +691,6 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
         + target_domain_doc('classification', _ATTRIBUTES_DOC)
     )
 
-    def __init__(self, *, n_estimators="auto", epsilon=1.0, delta=1e-6, noise="gaussian",
-                 accounting="rdp",
-                 learning_rate="auto", max_depth=4, split="auto", select_depth="auto",
-                 split_fraction=0.3, n_bins=32, bin_edges="uniform", edges_budget="auto",
-                 reg_lambda=50.0, noise_reg=3.0,
-                 gradient_clip="auto", leaf_clip=None, batch_size=1, subsample=None,
-                 init_fraction=0.01, bounds=None, classes=None, accountant=None,
-                 random_state=None, verbose=0, n_jobs=None):
-        store_params(self, locals())
+    noise_reg: float = 3.0
+    gradient_clip: float | Auto = param("auto", POSITIVE, AUTO)
 
-    _parameter_constraints = {**_BaseDPGradientBoosting._parameter_constraints,
-                              "gradient_clip": [POSITIVE, AUTO]}

@@ -43,7 +43,7 @@ import numpy as np
 from dptrees._constraints import AUTO, FRACTION, options
 from dptrees.data.binning import Binner
 
-__all__ = ["AUTO_EDGES_SHARE", "EDGES_CONSTRAINTS", "EDGES_PARAMS_DOC", "FINE_CELLS",
+__all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "EDGES_BUDGET", "EDGES_PARAMS_DOC", "FINE_CELLS",
            "N_LEVELS", "PendingEdges", "consistent_cells", "dyadic_levels",
            "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
            "reserve_edges"]
@@ -57,10 +57,9 @@ N_LEVELS = FINE_CELLS.bit_length()
 AUTO_EDGES_SHARE = 0.1
 
 #: The parameters of every estimator with private edges.
-EDGES_CONSTRAINTS = {
-    "bin_edges": [options("uniform", "private")],
-    "edges_budget": [FRACTION, AUTO],
-}
+#: The constraints of ``bin_edges`` and ``edges_budget``.
+BIN_EDGES = [options("uniform", "private")]
+EDGES_BUDGET = [FRACTION, AUTO]
 
 EDGES_PARAMS_DOC = """    bin_edges : {"uniform", "private"}, default="uniform"
         Where the bins of the numeric features fall. "uniform": ``n_bins``

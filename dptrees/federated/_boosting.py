@@ -10,12 +10,13 @@ in the documentation (``docs/proofs/federated.rst``).
 """
 
 import copy
-from typing import Self
+from typing import Literal, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dptrees._params import Auto, param
 from dptrees._constraints import (
     AUTO,
     POSITIVE,
@@ -33,10 +34,9 @@ from dptrees._sources._heap import empty_tree
 from dptrees.federated._client_rows import ClientRows
 from dptrees.federated._plan import FederatedPlan
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
-from dptrees._params import store_params
 from dptrees.exceptions import EarlyStopWarning
 from dptrees.boosting._common import _LogLossFit, _SquaredErrorFit
-from dptrees.boosting._gradient import BOOSTED_TREE_CONSTRAINTS, _BaseDPGradientBoosting
+from dptrees.boosting._gradient import _BaseDPGradientBoosting
 from dptrees.boosting._grower import RandomSplits, grow
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.federated._protocol import (
@@ -131,6 +131,14 @@ def check_clients(clients, n_samples, n_clients):
 class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     """Federated fitting; prediction is the centralised estimators' (same trees)."""
 
+    sampling_probability: float | None = param(None, None, reals(0, 1, "right"))
+    expected_clients: float | None = param(None, None, POSITIVE)
+    noise_multiplier: float | Auto = param("auto", POSITIVE, AUTO)
+    clip_norm: float | Literal["adaptive"] | AdaptiveClip = param(
+        1.0, POSITIVE, options("adaptive"), AdaptiveClip)
+    n_clients: int | None = param(None, None, integers(1))
+    accounting: Literal["auto", "rdp", "pld"] = param("auto", options("auto", "rdp", "pld"))
+
     @keeps_columns_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike | None = None,
             sample_weight: ArrayLike | None = None) -> Self:
@@ -160,16 +168,6 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         self
         """
         return run_fit(self, X, y, sample_weight, clients=clients)
-
-    _parameter_constraints = {
-        **BOOSTED_TREE_CONSTRAINTS,
-        "accounting": [options("auto", "rdp", "pld")],
-        "n_clients": [None, integers(1)],
-        "sampling_probability": [None, reals(0, 1, "right")],
-        "expected_clients": [None, POSITIVE],
-        "noise_multiplier": [POSITIVE, AUTO],
-        "clip_norm": [POSITIVE, options("adaptive"), AdaptiveClip],
-    }
 
     def _check_params(self):
         """Validate the parameters (their constraints, then the privacy rules and their
@@ -509,13 +507,7 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
         + target_domain_doc('classification', _ATTRS_DOC)
     )
 
-    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
-                 sampling_probability=None, expected_clients=None, noise_multiplier="auto",
-                 clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
-                 gradient_clip=1.0, leaf_clip=None, bounds=None, classes=None,
-                 n_clients=None, accounting="auto", accountant=None,
-                 random_state=None, verbose=0):
-        store_params(self, locals())
+    gradient_clip: float = 1.0
 
 
 
@@ -539,11 +531,5 @@ class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin
         + target_domain_doc('regression', _ATTRS_DOC)
     )
 
-    def __init__(self, *, n_estimators=100, epsilon=1.0, delta=1e-6,
-                 sampling_probability=None, expected_clients=None, noise_multiplier="auto",
-                 clip_norm=1.0, learning_rate=0.3, max_depth=3, n_bins=32, reg_lambda=1.0,
-                 gradient_clip=0.3, leaf_clip=None, bounds=None, y_bounds=None,
-                 n_clients=None, accounting="auto", accountant=None,
-                 random_state=None, verbose=0):
-        store_params(self, locals())
+    gradient_clip: float = 0.3
 
