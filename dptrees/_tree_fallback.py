@@ -1,4 +1,4 @@
-"""The small-budget fallback of the regression trees and forests.
+"""The small-budget fallback of the trees and forests.
 
 With too little budget for the data, a regression tree's leaves (and a forest's) hold
 more noise than signal, and its predictions are worse than the noisy mean of the
@@ -8,8 +8,14 @@ threshold (:data:`TREE_FALLBACK_EPS_ROWS` for one tree, :data:`FOREST_FALLBACK_E
 for a forest, whose trees split the budget or the records), it grows one tree of depth
 0 with the rest: the noisy mean of the targets (a noisy sum of targets centred on 1/2
 over a noisy count, half the budget each). Otherwise it grows what it would have grown,
-with the rest of the budget. The classifiers keep their own fallback (depth and trees
-by a rule in epsilon, leaves shrunk towards the noisy class prior).
+with the rest of the budget.
+
+A multiclass tree or forest does the same with the threshold
+:data:`CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS` times its number of public classes; its
+tree of depth 0 is the noisy class counts, whose most frequent class it predicts. Its
+leaves shrink towards the noisy class prior, the sum of every leaf's noisy counts; with
+many classes and little budget that prior is itself mostly noise and picks a minority
+class. A binary tree keeps its budget: two noisy counts rarely swap the majority.
 
 Privacy: the count is one more Laplace release (sensitivity 1, ``FALLBACK_SHARE *
 epsilon``), recorded in the ledger; the choice between the two structures is a function
@@ -26,8 +32,15 @@ FALLBACK_SHARE = 0.05
 TREE_FALLBACK_EPS_ROWS = 600.0
 #: The same for a regression forest (partition forest, DP ExtraTrees).
 FOREST_FALLBACK_EPS_ROWS = 1500.0
+#: ``epsilon x noisy record count`` per public class below which a multiclass tree or
+#: forest falls back (binary ones never do: see the module's docstring).
+CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS = 30.0
+#: The budget weights (count, split, leaf) of a classifier's fallback tree of depth 0.
+FALLBACK_CLASSIFIER_WEIGHTS = (0.02, 1.0, 1.0)
 
-__all__ = ["FALLBACK_SHARE", "FOREST_FALLBACK_EPS_ROWS", "TREE_FALLBACK_EPS_ROWS",
+__all__ = ["CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS", "FALLBACK_CLASSIFIER_WEIGHTS",
+           "FALLBACK_SHARE",
+           "FOREST_FALLBACK_EPS_ROWS", "TREE_FALLBACK_EPS_ROWS",
            "noisy_record_count", "tree_falls_back"]
 
 
@@ -40,6 +53,7 @@ def noisy_record_count(plan, data, epsilon, rng):
 
 
 def tree_falls_back(epsilon, noisy_count, threshold):
-    """Whether a regressor of total ``epsilon`` grows only the noisy mean: ``epsilon *
-    noisy_count < threshold`` (public inputs and a released value: post-processing)."""
+    """Whether a tree or forest of total ``epsilon`` grows only a tree of depth 0:
+    ``epsilon * noisy_count < threshold`` (public inputs and a released value:
+    post-processing)."""
     return float(epsilon) * float(noisy_count) < float(threshold)

@@ -46,6 +46,8 @@ from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees._tree_data import TreeData
 from dptrees._tree_fallback import (
+    CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS,
+    FALLBACK_CLASSIFIER_WEIGHTS,
     FALLBACK_SHARE,
     TREE_FALLBACK_EPS_ROWS,
     noisy_record_count,
@@ -191,7 +193,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
 
     _criterion = None  # set by subclasses
     _leaf_kind = None
-    _fallback_threshold = None  # regressors: see dptrees._tree_fallback
+    _fallback_threshold = None  # see dptrees._tree_fallback
 
     def _check_params(self):
         """Validate the parameters (their constraints, then the privacy rules) before
@@ -323,12 +325,23 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
         depth 0 with it (checked before anything is spent); the rule's count takes
         ``FALLBACK_SHARE`` of ``epsilon`` (``fit.fallback_base``)."""
         fit.fallback, fit.fallback_base = None, epsilon
-        if self._fallback_threshold is None:
+        fit.fallback_threshold = self._fallback_rule(fit.data)
+        if fit.fallback_threshold is None:
             return epsilon
         epsilon = epsilon * (1 - FALLBACK_SHARE)
-        budget = split_tree_budget(epsilon, 0, self.budget_weights)
+        budget = split_tree_budget(epsilon, 0, self._fallback_weights())
         fit.fallback = (budget, self._builder(budget, fit.data, max_features, max_depth=0))
         return epsilon
+
+    def _fallback_rule(self, data):
+        """The ``epsilon x noisy count`` threshold of the small-budget fallback, or None
+        (no fallback rule)."""
+        return self._fallback_threshold
+
+    def _fallback_weights(self):
+        """The budget weights of the fallback's tree of depth 0 (a regressor's mean
+        takes its count from the root's, so it keeps ``budget_weights``)."""
+        return self.budget_weights
 
     def _falls_back(self, fit):
         """For a regressor, release the fallback rule's count first (drawn from the
@@ -339,7 +352,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
         if fit.fallback is None:
             return
         noisy_count = noisy_record_count(fit.plan, fit.data, fit.fallback_base, fit.rng)
-        if tree_falls_back(fit.params, noisy_count, self._fallback_threshold):
+        if tree_falls_back(fit.params, noisy_count, fit.fallback_threshold):
             self._fit_max_depth = 0
             fit.budget, fit.builder = fit.fallback
             fit.fell_back = True
@@ -469,6 +482,19 @@ class _ClassificationTreeMixin(MostProbableClassMixin, _BaseDPTree):
     classes: Classes = param(None, PUBLIC)
 
     _task = "classification"
+
+    def _fallback_rule(self, data):
+        """Multiclass only, a threshold per public class (:mod:`dptrees._tree_fallback`):
+        a binary tree keeps its budget."""
+        if data.n_labels <= 2:
+            return None
+        return CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * data.n_labels
+
+    def _fallback_weights(self):
+        """Nearly all the fallback's budget to the class counts, which are all it
+        predicts from (the root's count only decides whether to split, at depth 0
+        never)."""
+        return FALLBACK_CLASSIFIER_WEIGHTS
 
     def _criterion_name(self):
         return "gini"
@@ -682,9 +708,16 @@ class DPDecisionTreeClassifier(_ClassificationTreeMixin, ClassifierMixin, _BaseD
     exact discrete Laplace noise (L1 sensitivity 1). ``predict_proba`` normalises a leaf's
     noisy counts (negative ones set to 0); ``predict`` takes the most probable class.
 
+    Small-budget fallback, with more than two classes (:mod:`dptrees._tree_fallback`):
+    the fit first releases a noisy record count with 5 % of ``epsilon``; when
+    ``epsilon`` times it is below ``CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS`` times the
+    number of classes, the tree is grown to depth 0 (the noisy class counts: it predicts
+    their most frequent class). A binary tree releases no such count.
+
     Privacy guarantee: ``epsilon``-differential privacy for add/remove-one neighbouring
     datasets, given public ``bounds`` and ``classes``; budget per release as
-    :func:`split_tree_budget`. The fit spends ``epsilon`` from ``accountant``.
+    :func:`split_tree_budget` (of what the fallback rule's count leaves). The fit spends
+    ``epsilon`` from ``accountant``.
 
     Parameters
     ----------

@@ -15,6 +15,9 @@ Data sets (``--data``):
   ``y_bounds = (0, 10)``); test rows: a fixed 20 % (``validation_split`` of all rows);
 * ``wine-classes``: the same rows, ``quality`` as one of the 7 public classes 3, ..., 9
   (accuracy);
+* ``nursery``: Nursery (12,960 rows, 8 categorical features, 5 public classes), a
+  learnable multiclass set (the multiclass fallback must not cost it); test rows a
+  fixed 20 % as for the wine;
 * ``adult``: Adult one-hot (``adult.data`` / ``adult.test``, ``small_eps_trees.py``'s
   preparation), binary classifiers (accuracy; a check that nothing is lost).
 
@@ -68,9 +71,10 @@ from experiments import uci_datasets as uci
 from experiments.cli import finish, sweep_parser, sweep_settings
 from experiments.splits import random_rows, validation_split
 
-DATASETS = ("california", "wine", "wine-classes", "adult")
+DATASETS = ("california", "wine", "wine-classes", "nursery", "adult")
 EPSILONS = {"california": (0.01, 0.25, 1.0, 4.0), "wine": (0.1,),
-            "wine-classes": (0.1,), "adult": (0.25, 1.0, 4.0)}
+            "wine-classes": (0.1,), "nursery": (0.01, 0.03, 0.1, 0.3),
+            "adult": (0.25, 1.0, 4.0)}
 N_SEEDS = 3
 ANCHOR_DRAWS = 200  # draws of the noisy mean per split: its expected MAE, not 3 draws
 QUICK_EPSILONS = (0.01, 1.0)
@@ -120,6 +124,11 @@ def _splits(name, validation, quick, data_dir):
         folds = [validation_split(len(y))]
         public = ({"bounds": data.bounds, "y_bounds": data.y_bounds} if name == "wine"
                   else {"bounds": data.bounds, "classes": WINE_CLASSES})
+    elif name == "nursery":
+        data = uci.load_nursery(data_dir=data_dir)
+        X, y = data.X, data.y
+        folds = [validation_split(len(y))]
+        public = {"bounds": data.bounds, "classes": data.classes}
     else:
         train, test = uci.load_adult(encoding="onehot", data_dir=data_dir)
         X = np.concatenate([train.X, test.X])
@@ -252,11 +261,12 @@ def no_fallback():
     unchanged), for the "before" columns."""
     from dptrees.boosting import _common
     from dptrees.forest import _RegressionForest
-    from dptrees.tree import _RegressionTreeMixin
+    from dptrees.tree import _ClassificationTreeMixin, _RegressionTreeMixin
 
     _common.FALLBACK_EPS_ROWS = -math.inf  # (a noisy count can be negative)
     _RegressionTreeMixin._fallback_threshold = None
     _RegressionForest._fallback_threshold = None
+    _ClassificationTreeMixin._fallback_rule = lambda self, data: None
 
 
 def _parser():

@@ -89,12 +89,13 @@ def no_fallback(monkeypatch):
 
 @pytest.fixture
 def no_tree_fallback(monkeypatch):
-    """Regression trees and forests without the small-budget fallback
+    """Trees and forests without the small-budget fallback
     (:mod:`dptrees._tree_fallback`): for tests of the trees' own budget split, streams
     and replays, which the fallback's count (a share of the budget, one more draw) and
     its depth-0 tree on small data would change."""
     from dptrees.forest import _RegressionForest
-    from dptrees.tree import _RegressionTreeMixin
+    from dptrees.tree import _ClassificationTreeMixin, _RegressionTreeMixin
 
     monkeypatch.setattr(_RegressionTreeMixin, "_fallback_threshold", None)
     monkeypatch.setattr(_RegressionForest, "_fallback_threshold", None)
+    monkeypatch.setattr(_ClassificationTreeMixin, "_fallback_rule", lambda self, data: None)

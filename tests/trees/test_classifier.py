@@ -173,6 +173,7 @@ def test_noisy_counts_become_probabilities_by_post_processing():
     assert np.all(np.isnan(probs[3]))
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_forest_probabilities_are_the_average_of_the_trees():
     X, y = noisy_data(n=1_500)
     est = make("forest", 5.0, n_estimators=4, max_depth=3, classes=[0, 1, 2],
@@ -258,6 +259,7 @@ def test_bad_classes_raise_and_spend_nothing(kind, params, labels, error, match)
 # ======================================================================================
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("kind", KINDS)
 def test_fit_spends_epsilon_once_and_predicting_is_free(kind):
     X, y = noisy_data()
@@ -509,6 +511,7 @@ release_sampler = functools.partial(support.release_sampler, **HARNESS)
 run_audit = functools.partial(support.run_audit, **HARNESS)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_audit_harness_releases_what_fit_releases():
     X, y = noisy_data(n=200, p=2)
     est = make("tree", 8.0, max_depth=3, n_bins=4, classes=[0, 1, 2], min_samples_split=0,
@@ -639,6 +642,7 @@ def forest_audit(n_calibration, n_test):
                           n_calibration, n_test)
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 def test_forest_replay_is_fit():
     X, y = noisy_data(n=300)
     est = make("forest", 3.0, n_estimators=3, max_depth=2, classes=[0, 1, 2],
@@ -677,6 +681,43 @@ def test_control_forest_classifier_without_partitioning_is_flagged(record_audit,
 # ======================================================================================
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_multiclass_falls_back_to_the_noisy_class_counts_with_little_budget(kind):
+    """Below CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS x n_classes (epsilon x noisy count), a
+    multiclass tree or forest is one tree of depth 0: the noisy class counts. The
+    rule's count is one more Laplace release of the ledger; the total stays epsilon."""
+    from dptrees._tree_fallback import (CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS,
+                                        FALLBACK_CLASSIFIER_WEIGHTS, FALLBACK_SHARE)
+    X, y = noisy_data(n=2_000, n_classes=5)
+    y[:1_200] = 0  # a clear majority class
+    epsilon = 0.5 * CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * 5 / 2_000
+    acc = BudgetAccountant()
+    est = make(kind, epsilon, classes=[0, 1, 2, 3, 4], accountant=acc,
+               random_state=3).fit(X, y)
+    assert [t.node_count for t in trees_of(est)] == [1] and est.max_depth_ == 0
+    assert np.all(est.predict(X) == 0)
+    rest = epsilon * (1 - FALLBACK_SHARE)
+    assert est.budget_ == split_tree_budget(rest, 0, FALLBACK_CLASSIFIER_WEIGHTS)
+    counts = [e for e in est.privacy_ledger_ if "fallback rule" in e["release"]]
+    assert len(counts) == 1 and counts[0]["epsilon"] == pytest.approx(epsilon * FALLBACK_SHARE)
+    assert acc.spent == (epsilon, 0.0) and est.epsilon_spent_ == epsilon
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_multiclass_grows_with_enough_budget_and_binary_never_counts(kind):
+    from dptrees._tree_fallback import FALLBACK_SHARE
+    X, y = noisy_data(n=2_000, n_classes=3)
+    est = make(kind, 2.0, max_depth=3, classes=[0, 1, 2], random_state=3).fit(X, y)
+    assert est.max_depth_ == 3
+    assert est.budget_ == split_tree_budget(2.0 * (1 - FALLBACK_SHARE), 3,
+                                            est.budget_weights)
+    assert any("fallback rule" in e["release"] for e in est.privacy_ledger_)
+    binary = make(kind, 0.001, max_depth=3, classes=[0, 1, 2][:2], random_state=3).fit(
+        X, np.minimum(y, 1))
+    assert not any("fallback rule" in e["release"] for e in binary.privacy_ledger_)
+    assert binary.budget_ == split_tree_budget(0.001, 3, binary.budget_weights)
+
+
 def test_auto_max_depth_is_a_rule_in_epsilon():
     expected = {1e-6: 0, 0.01: 0, 0.0249: 0, 0.025: 1, 0.05: 2, 0.1: 3, 0.2: 4, 0.4: 5,
                 1.0: 5, 1e6: 5}
@@ -688,6 +729,7 @@ def test_auto_n_estimators_is_a_rule_in_epsilon():
     assert {eps: auto_n_estimators(eps) for eps in expected} == expected
 
 
+@pytest.mark.usefixtures("no_tree_fallback")
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0, 9.0])
 def test_auto_defaults_depend_on_epsilon_only(kind, epsilon):
