@@ -35,7 +35,7 @@ from dptrees.federated._client_rows import ClientRows
 from dptrees.federated._plan import FederatedPlan
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.exceptions import EarlyStopWarning
-from dptrees.boosting._common import _LogLossFit, _SquaredErrorFit
+from dptrees.boosting._common import _LogLossFit, _SquaredErrorFit, falls_back
 from dptrees.boosting._gradient import _BaseDPGradientBoosting
 from dptrees.boosting._grower import RandomSplits, grow
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
@@ -179,33 +179,34 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             raise ValueError("give sampling_probability or expected_clients, not both")
         return epsilon, delta
 
-    def _noise_and_accounting(self, epsilon, delta, q):
+    def _noise_and_accounting(self, epsilon, delta, q, n_rounds):
         """``(z, accounting)`` of the fit, from public inputs only.
 
         ``z``: ``noise_multiplier``, or for ``"auto"`` the least that lets the
-        initial-score round and all ``n_estimators`` tree rounds run
+        initial-score round and ``n_rounds`` tree rounds run
         (:func:`noise_multiplier_for`). ``accounting="auto"``: Renyi DP, unless it
         cannot certify those rounds (``noise_multiplier="auto"``) or even the first round
         (a given ``z``) within the budget: then the privacy loss distribution, which is
         tighter (at very small epsilon, integer Renyi orders certify nothing).
         """
         if self.accounting != "auto":
-            return self._noise_multiplier(epsilon, delta, q, self.accounting), self.accounting
+            return (self._noise_multiplier(epsilon, delta, q, n_rounds, self.accounting),
+                    self.accounting)
         try:
-            z = self._noise_multiplier(epsilon, delta, q, "rdp")
+            z = self._noise_multiplier(epsilon, delta, q, n_rounds, "rdp")
         except ValueError:  # no noise lets Renyi DP certify the rounds
-            return self._noise_multiplier(epsilon, delta, q, "pld"), "pld"
+            return self._noise_multiplier(epsilon, delta, q, n_rounds, "pld"), "pld"
         # a z found for Renyi DP fits all the rounds; a given z must fit the first one
         if (isinstance(self.noise_multiplier, str)
                 or _delta_after_rounds("rdp", epsilon, q, z, 1) <= delta):
             return z, "rdp"
         return z, "pld"
 
-    def _noise_multiplier(self, epsilon, delta, q, accounting):
+    def _noise_multiplier(self, epsilon, delta, q, n_rounds, accounting):
         """``noise_multiplier``, or for ``"auto"`` :func:`noise_multiplier_for` the
-        initial-score round and the ``n_estimators`` tree rounds under ``accounting``."""
+        initial-score round and ``n_rounds`` tree rounds under ``accounting``."""
         if isinstance(self.noise_multiplier, str):
-            return noise_multiplier_for(epsilon, delta, q, self.n_estimators + 1,
+            return noise_multiplier_for(epsilon, delta, q, n_rounds + 1,
                                         accounting=accounting)
         return float(self.noise_multiplier)
 
@@ -247,8 +248,17 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         else:
             q = 0.1 if self.sampling_probability is None else float(self.sampling_probability)
         fit.rng_structure, rng_aggregator = fit.rng.spawn(2)
+        # too few clients for the budget (squared error): the initial score alone, its
+        # noise set for one round (a rule of public inputs: boosting's own); one round
+        # gains nothing from sampling, so by default it reads every client. The
+        # multiclass federated model stays above the majority class without it.
+        falls = self._task == "regression" and falls_back(epsilon, n_clients, fit.loss)
+        fit.n_rounds = 0 if falls else self.n_estimators
+        if (fit.n_rounds == 0 and self.expected_clients is None
+                and self.sampling_probability is None):
+            q = 1.0
         try:
-            z, accounting = self._noise_and_accounting(epsilon, delta, q)
+            z, accounting = self._noise_and_accounting(epsilon, delta, q, fit.n_rounds)
             aggregator = DPAggregator(n_clients, q, z,
                                       self._make_clip(), epsilon, delta,
                                       accounting=accounting, accountant=fit.accountant,
@@ -305,8 +315,8 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         model.init_score = np.asarray(init, dtype=np.float64)
 
         dimension = 2 * n_outputs * n_leaves
-        progress = Progress(self, self.n_estimators, "round")
-        for round_ in range(self.n_estimators):
+        progress = Progress(self, fit.n_rounds, "round")
+        for round_ in range(fit.n_rounds):
             if not aggregator.can_run_round():
                 break
             # random trees, grown without the data; their leaves are the round's release
@@ -332,7 +342,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                                 f"{epsilon:g}")
         progress.close()
 
-        if len(model.trees) < self.n_estimators:
+        if len(model.trees) < fit.n_rounds:
             warn_user(
                 f"{type(self).__name__} stopped after {len(model.trees)} of "
                 f"{self.n_estimators} boosting rounds: one more round would push delta past "
@@ -382,7 +392,11 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
 _PARAMS_DOC = """
     n_estimators : int, default=100
         Largest number of boosting rounds (one federated round each; a multiclass round
-        grows one tree per class). Fewer are run if the next would pass ``delta``.
+        grows one tree per class). Fewer are run if the next would pass ``delta``. None
+        at all for squared error when ``epsilon * n_clients`` is below
+        ``FALLBACK_EPS_ROWS`` (:func:`~dptrees.boosting._common.falls_back`, public
+        inputs): then the fit is the initial score alone, its noise set for one round
+        and, unless a sampling probability is given, every client in it (``q = 1``).
     epsilon : float, default=1.0
         Client-level epsilon at which delta is tracked.
     delta : float, default=1e-6

@@ -442,3 +442,33 @@ def test_client_level_audit_flags_an_unclipped_client(record_audit):
                          N_CAL, N_TEST, seed=6)
     record_audit(res, claim)
     assert res.epsilon_lower_bound > claim
+
+
+# -- small budgets: the initial score alone -----------------------------------------------
+
+def test_too_few_clients_for_the_budget_fit_the_initial_score_alone():
+    """Squared error with epsilon x n_clients below boosting's FALLBACK_EPS_ROWS: no tree
+    round; the initial score's noise is set for that one round and every client takes
+    part (q = 1). (Binary log-loss never falls back: tests/test_small_budget_fallback.py.)"""
+    from dptrees import BudgetAccountant
+    from dptrees.boosting._common import FALLBACK_EPS_ROWS
+    from dptrees.federated import DPFederatedGradientBoostingRegressor
+    rng = np.random.default_rng(0)
+    n = 2_000
+    X = rng.random((n, 3))
+    y = np.clip(0.3 + 0.4 * X[:, 0] + 0.05 * rng.standard_normal(n), 0, 1)
+    epsilon = 0.5 * FALLBACK_EPS_ROWS / n
+    reg = DPFederatedGradientBoostingRegressor(
+        epsilon=epsilon, bounds=(0, 1), y_bounds=(0, 1), n_clients=n,
+        accountant=BudgetAccountant(), random_state=0).fit(X, y)
+    assert reg.n_iter_ == 0 and reg.n_rounds_ == 1 and reg.sampling_probability_ == 1.0
+    assert reg.noise_multiplier_ == pytest.approx(
+        _protocol.noise_multiplier_for(epsilon, 1e-6, 1.0, 1, accounting=reg.accounting_))
+    pred = reg.predict(X)
+    assert np.ptp(pred) == 0.0 and abs(pred[0] - y.mean()) < 0.1
+    assert reg.epsilon_spent_ <= epsilon and reg.delta_spent_ <= 1e-6
+    # a given sampling probability is kept; enough budget grows trees
+    sampled = clone(reg).set_params(sampling_probability=1.0, n_estimators=3).fit(X, y)
+    assert sampled.n_iter_ == 0 and sampled.n_rounds_ == 1
+    grown = clone(reg).set_params(epsilon=1.0, n_estimators=3).fit(X, y)
+    assert grown.n_iter_ == 3
