@@ -202,8 +202,8 @@ class ReleasePlan:
                                     label=label)
             eps = low
             self.rdp.compose_laplace(eps)
-        else:
-            eps = self.epsilon - math.fsum(self.epsilons)
+        else:  # the rest of the plan's total (a hair below epsilon: the sum stays below)
+            eps = self.total + self.reserved - math.fsum(self.epsilons)
             self.epsilons.append(eps)
         self.n_releases += 1
         self.record(label, "discrete Laplace", sensitivity, "L1", epsilon=eps)

@@ -58,3 +58,28 @@ def test_more_orders_only_lower_the_conversion(rho):
     assert wide <= narrow
     if rho >= 1e-3:  # the best order is below 1,024: the same conversion
         assert wide == narrow
+
+
+# 0.4702... and 3.8191...: epsilon minus the sum so far, added back, was 1 ulp past epsilon
+@pytest.mark.parametrize("epsilon", [0.1, 1 / 3, 1.0, 1e-3, 0.4702040742844002,
+                                     3.819109320264093])
+@pytest.mark.parametrize("reserve", [None, 0.1])
+def test_the_laplace_rest_never_takes_the_sum_past_epsilon(epsilon, reserve):
+    """``ReleasePlan.release_rest`` with Laplace noise: the releases' epsilons sum to at
+    most the plan's epsilon, exactly (a floating-point sum, not within a tolerance),
+    a reserved release first or not."""
+    import math
+
+    import numpy as np
+
+    from dptrees.privacy.release_plan import ReleasePlan
+
+    plan = ReleasePlan("laplace", epsilon, 0.0)
+    rng = np.random.default_rng(0)
+    if reserve is not None:
+        plan.release(np.zeros(3), 1.0, plan.reserve(reserve), rng, label="reserved")
+    plan.release(np.zeros(2), 1.0, 0.3 * plan.total, rng, label="own")
+    plan.release_rest(np.zeros(2), 1.0, 0.3 * plan.total, rng, label="rest")
+    total = math.fsum(plan.epsilons)
+    assert total <= epsilon and plan.spent()[0] <= epsilon
+    assert total > epsilon * (1 - 1e-9)  # and nothing is left unspent
