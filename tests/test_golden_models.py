@@ -173,7 +173,7 @@ def _configs():
         epsilon=1.0, **REG), "reg")
     add("gb-reg-fallback", lambda: DPGradientBoostingRegressor(epsilon=0.2, **REG), "reg")
     add("ebm-clf3-fallback", lambda: DPExplainableBoostingClassifier(
-        epsilon=0.2, **CLF3), "cls")
+        epsilon=0.08, **CLF3), "cls")
     # Gradient boosting
     gb = dict(n_estimators=6, max_depth=3)
     add("gb-clf", lambda: DPGradientBoostingClassifier(**gb, **CLF), "bin")

@@ -21,7 +21,8 @@ from dptrees import (
     DPGradientBoostingRegressor,
     DPPartitionForestRegressor,
 )
-from dptrees._tree_fallback import FALLBACK_SHARE, tree_falls_back
+from dptrees._tree_fallback import (CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS, FALLBACK_SHARE,
+                                    tree_falls_back)
 from dptrees.boosting._common import FALLBACK_EPS_ROWS, falls_back
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
@@ -73,7 +74,7 @@ def test_multiclass_boosting_falls_back_to_the_noisy_majority(cls):
     rng = np.random.default_rng(3)
     X = rng.random((3_000, 3))
     y = rng.choice(4, size=3_000, p=[0.55, 0.15, 0.15, 0.15])  # no signal at all
-    est = fit(cls, X, y, 0.05)  # epsilon x n = 150
+    est = fit(cls, X, y, 0.02)  # epsilon x n = 60, below 4 classes x 30
     assert np.all(est.predict(X[:200]) == 0)
     proba = est.predict_proba(X[:5])
     assert np.allclose(proba, proba[0]) and abs(proba[0, 0] - 0.55) < 0.1
@@ -88,8 +89,9 @@ def test_binary_boosting_never_falls_back():
 def test_the_boosting_rule_reads_epsilon_and_the_noisy_count_only():
     reg, multi = SquaredError(), MultinomialLogistic(3)
     assert falls_back(0.01, 29_999, reg) and not falls_back(0.01, 30_000, reg)
-    assert falls_back(1.0, FALLBACK_EPS_ROWS - 1, multi)
-    assert not falls_back(1.0, FALLBACK_EPS_ROWS, multi)
+    per_class = 3 * CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS
+    assert falls_back(1.0, per_class - 1, multi) and not falls_back(1.0, per_class, multi)
+    assert falls_back(1.0, FALLBACK_EPS_ROWS - 1, reg)
     assert not falls_back(1e-6, 1.0, BinaryLogistic())
     assert tree_falls_back(0.1, 5_999, 600) and not tree_falls_back(0.1, 6_000, 600)
 

@@ -20,6 +20,7 @@ from dptrees._constraints import (
 )
 from dptrees._core import _fixedpoint
 from dptrees._lifecycle import run_fit
+from dptrees._tree_fallback import CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS
 from dptrees._params import (
     Accountant, Bounds, Classes, DeclaredParams, RandomStateLike, TargetBounds, param,
 )
@@ -50,8 +51,8 @@ def auto_gradient_clip(epsilon):
     return min(1.0, max(0.5, float(epsilon) / 8.0))
 
 
-#: ``epsilon x noisy record count`` below which a regression or multiclass boosting fit
-#: keeps only its starting score (:func:`falls_back`).
+#: ``epsilon x noisy record count`` below which a regression boosting fit keeps only its
+#: starting score (:func:`falls_back`; multiclass: a threshold per class).
 FALLBACK_EPS_ROWS = 300.0
 
 
@@ -60,16 +61,21 @@ def falls_back(epsilon, noisy_count, loss):
     class frequencies) and spends all its budget on it: with too little budget it falls
     back to the noisy prior instead of following noise.
 
-    True when ``epsilon * noisy_count < FALLBACK_EPS_ROWS`` for squared error and
-    multinomial log-loss. Below it the noise on the leaves of a hundred rounds (or cycles)
-    adds up and the ensemble drifts below the noisy mean, or below the majority class.
+    True when ``epsilon * noisy_count < FALLBACK_EPS_ROWS`` for squared error, and below
+    ``CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS`` times the number of classes for
+    multinomial log-loss (the trees' multiclass rule, :mod:`dptrees._tree_fallback`).
+    Below it the noise on the leaves of a hundred rounds (or cycles) adds up and the
+    ensemble drifts below the noisy mean, or below the majority class.
     On validation rows (``experiments/small_eps_regression.py --validation``; figures in
     ``experiments/RESULTS.md``): on the red wine (1,023 rows) both boosting families lose
     to the noisy mean at ``epsilon * n`` = 100 (eps 0.1) and gradient boosting up to
     about 1,500, the multiclass ones to the majority class at 100; on California the
     explainable boosting machine loses at 150 (eps 0.01) and gradient boosting beats the
     noisy mean from 150 on (so the rule costs it there: ``epsilon * n`` alone cannot
-    tell the two data sets apart). Binary log-loss never falls back: it already stays at
+    tell the two data sets apart). Multiclass: 300 for every number of classes cost
+    Nursery's explainable boosting machine 0.12 accuracy at ``epsilon * n`` = 311 (5
+    classes, far above the majority class there; ``experiments/defaults_across_builds.py``),
+    while the wine's 7 classes need the fallback at 100. Binary log-loss never falls back: it already stays at
     or above the majority class on Adult (its leaf shrinkage and initial log-odds), and
     its ranking (AUC) is worth keeping at small epsilon.
 
@@ -82,7 +88,9 @@ def falls_back(epsilon, noisy_count, loss):
     """
     if isinstance(loss, BinaryLogistic):
         return False
-    return float(epsilon) * float(noisy_count) < FALLBACK_EPS_ROWS
+    threshold = (CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * loss.n_outputs
+                 if isinstance(loss, MultinomialLogistic) else FALLBACK_EPS_ROWS)
+    return float(epsilon) * float(noisy_count) < threshold
 
 
 class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):
