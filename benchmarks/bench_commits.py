@@ -397,6 +397,16 @@ def format_table(results, metric):
     return "\n".join(lines)
 
 
+def build_line(label, build):
+    """One build as a child reported it: interpreter, versions, where dptrees is from."""
+    d = build["dptrees"]
+    kind = "EDITABLE" if d["editable"] else "installed"
+    versions = f"Python {build['python']}, numpy {build['numpy']}" + (
+        f", scikit-learn {build['sklearn']}" if "sklearn" in build else "")
+    return (f"{label}: {build['interpreter']} ({versions}) dptrees {d['version']} {kind} "
+            f"at {d['file']}" + (f" from {d['source']}" if d["source"] else ""))
+
+
 def format_report(results):
     """The whole report: builds, settings, the CPU and the wall time tables."""
     s, m = results["settings"], results["machine"]
@@ -405,11 +415,7 @@ def format_report(results):
              f"{m['loadavg']}; {results['seconds']:.0f} s"]
     for label in results["labels"]:
         build = results["builds"][label]
-        d = build["dptrees"]
-        kind = "EDITABLE" if d["editable"] else "installed"
-        lines.append(f"{label}: {build['interpreter']} (Python {build['python']}, numpy "
-                     f"{build['numpy']}) dptrees {d['version']} {kind} at {d['file']}"
-                     + (f" from {d['source']}" if d["source"] else ""))
+        lines.append(build_line(label, build))
         lines += [f"  warning: {w}" for w in build["warnings"]]
     lines.append(f"{s['rows']:,} x {s['features']} rows, tree depth {s['max_depth']}, "
                  f"boosting K1={k1} K2={k2} (round = slope), {s['repeat']} alternating "

@@ -71,6 +71,7 @@ estimate: it is the issue's "seed noise", not a calibrated test. Recorded runs:
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -79,6 +80,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+
+def _bench_commits():
+    """``benchmarks/bench_commits.py``, whose child-process machinery this script reuses
+    (how a child finds its build's installed dptrees and reports it, the children's
+    environment, the machine's description, ``LABEL=PYTHON``). Loaded by its path: a
+    child runs with ``-P`` and imports nothing else from the source tree, and that
+    script needs only the standard library."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_commits.py"
+    spec = importlib.util.spec_from_file_location("_bench_commits", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_BENCH = _bench_commits()
+installed_dptrees, child_env = _BENCH.installed_dptrees, _BENCH.child_env
+machine_info, parse_python = _BENCH.machine_info, _BENCH.parse_python
 
 EPSILONS = (0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 4.0)
 QUICK_EPSILONS = (0.1, 1.0)
@@ -94,7 +114,6 @@ METRICS = {"adult": "auc", "mushroom": "accuracy", "nursery": "accuracy",
 #: Metrics where lower is better: the difference is then baseline - other.
 LOWER_IS_BETTER = ("mae",)
 QUICK_ROWS = 2000
-CHILD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 # ======================================================================================
@@ -107,25 +126,6 @@ def _public(value):
     import numpy as np
 
     return np.asarray(value, dtype=float) if isinstance(value, list) else float(value)
-
-
-def installed_dptrees():
-    """Version, location and source of the dptrees this child imports."""
-    import importlib.metadata
-
-    import dptrees
-
-    info = {"version": dptrees.__version__, "file": dptrees.__file__, "editable": None,
-            "source": None}
-    try:
-        direct = importlib.metadata.distribution("dptrees").read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:
-        return info
-    if direct:
-        url = json.loads(direct)
-        info["editable"] = bool(url.get("dir_info", {}).get("editable", False))
-        info["source"] = url.get("url")
-    return info
 
 
 def score(est, metric, X, y, classes):
@@ -278,13 +278,6 @@ def write_data(name, workdir, quick=False, data_dir=None):
     return spec
 
 
-def child_env():
-    """The parent's environment without ``PYTHONPATH``, one thread for OpenMP and BLAS."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(CHILD_ENV)
-    return env
-
-
 def spawn(python, spec, workdir, tag):
     """Run one child with interpreter ``python`` on ``spec``; return its report."""
     spec_path = os.path.join(workdir, f"{tag}.spec.json")
@@ -434,13 +427,6 @@ def cells(base_scores, other_scores, metric, n_fit):
     return out
 
 
-def machine_info():
-    """Platform, cores and the load average when the run ended (another job's load)."""
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"platform": platform.platform(), "cpus": os.cpu_count(),
-            "loadavg": list(load) if load else None}
-
-
 # ======================================================================================
 # Report
 # ======================================================================================
@@ -495,12 +481,7 @@ def format_report(results, markdown=False):
     m = results["machine"]
     lines = []
     for label in results["labels"]:
-        b = results["builds"][label]
-        d = b["dptrees"]
-        kind = "EDITABLE" if d["editable"] else "installed"
-        lines.append(f"{label}: {b['interpreter']} (Python {b['python']}, numpy {b['numpy']}, "
-                     f"scikit-learn {b['sklearn']}) dptrees {d['version']} {kind} at "
-                     f"{d['file']}" + (f" from {d['source']}" if d["source"] else ""))
+        lines.append(_BENCH.build_line(label, results["builds"][label]))
     lines.append(f"difference: {other} - {base} (MAE: {base} - {other}), positive = {other} "
                  f"better; 2 SE over the paired fits (split x seed)"
                  + ("; QUICK (subsampled rows, 1 seed): a smoke test" if results["quick"]
@@ -522,14 +503,6 @@ def format_report(results, markdown=False):
 # ======================================================================================
 # Command line
 # ======================================================================================
-
-
-def parse_python(text):
-    """``LABEL=INTERPRETER`` as a pair."""
-    label, sep, python = text.partition("=")
-    if not sep or not label or not python:
-        raise argparse.ArgumentTypeError(f"expected LABEL=INTERPRETER, got {text!r}")
-    return label, python
 
 
 def parse_args(argv):
@@ -562,7 +535,6 @@ def main(argv=None):
         return 0
     if len(args.python) != 2:
         raise SystemExit("give two builds: --python BASE=PYTHON --python OTHER=PYTHON")
-    from pathlib import Path
 
     def log(line):
         print(line, file=sys.stderr, flush=True)
