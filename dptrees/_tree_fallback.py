@@ -22,11 +22,11 @@ epsilon``), recorded in the ledger; the choice between the two structures is a f
 of the public ``epsilon`` and of that released count (post-processing, no privacy
 cost), and either structure spends the rest of ``epsilon``, so the fit stays
 ``epsilon``-DP by sequential composition (``docs/proofs/index.rst``). The thresholds were
-chosen on validation rows of California Housing and the red wine
+chosen on validation rows of California Housing, the red wine and Nursery
 (``experiments/small_eps_regression.py --validation``; ``experiments/RESULTS.md``).
 """
 
-#: Share of a regressor's epsilon spent on the noisy record count of the fallback rule.
+#: Share of epsilon spent on the noisy record count of the fallback rule.
 FALLBACK_SHARE = 0.05
 #: ``epsilon x noisy record count`` below which a regression tree falls back.
 TREE_FALLBACK_EPS_ROWS = 600.0
@@ -39,9 +39,17 @@ CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS = 30.0
 FALLBACK_CLASSIFIER_WEIGHTS = (0.02, 1.0, 1.0)
 
 __all__ = ["CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS", "FALLBACK_CLASSIFIER_WEIGHTS",
-           "FALLBACK_SHARE",
-           "FOREST_FALLBACK_EPS_ROWS", "TREE_FALLBACK_EPS_ROWS",
-           "noisy_record_count", "tree_falls_back"]
+           "FALLBACK_SHARE", "FOREST_FALLBACK_EPS_ROWS", "TREE_FALLBACK_EPS_ROWS",
+           "multiclass_threshold", "noisy_record_count", "tree_falls_back"]
+
+
+def multiclass_threshold(n_classes):
+    """The ``epsilon x noisy count`` threshold of a classifier's fallback, trees and
+    boosting alike: ``CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS`` per public class, or None
+    for two classes (a binary model keeps its budget)."""
+    if n_classes <= 2:
+        return None
+    return CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * n_classes
 
 
 def noisy_record_count(plan, data, epsilon, rng):

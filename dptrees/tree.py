@@ -46,10 +46,10 @@ from dptrees.data.prepare import prepare
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees._tree_data import TreeData
 from dptrees._tree_fallback import (
-    CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS,
     FALLBACK_CLASSIFIER_WEIGHTS,
     FALLBACK_SHARE,
     TREE_FALLBACK_EPS_ROWS,
+    multiclass_threshold,
     noisy_record_count,
     tree_falls_back,
 )
@@ -301,9 +301,10 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
 
     def _plan_fit(self, fit):
         """The budget split of the tree and the builder that realises it (checked
-        before anything is spent); one pure-epsilon plan (private edges first). A
-        regressor keeps a share of the rest for the fallback rule's count and plans its
-        fallback too (:mod:`dptrees._tree_fallback`)."""
+        before anything is spent); one pure-epsilon plan (private edges first). With a
+        fallback rule (regressors, multiclass classifiers) a share of the rest is kept
+        for the rule's count and the fallback is planned too
+        (:mod:`dptrees._tree_fallback`)."""
         plan, epsilon = self._edges_plan(fit)
         epsilon = self._plan_fallback(fit, epsilon)
         fit.budget = self._tree_budget(epsilon)
@@ -321,8 +322,8 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
 
     def _plan_fallback(self, fit, epsilon, max_features=None):
         """The budget left for the trees out of ``epsilon`` (what the private edges
-        left), and (regressors) ``fit.fallback``: the budget and builder of one tree of
-        depth 0 with it (checked before anything is spent); the rule's count takes
+        left), and (with a fallback rule) ``fit.fallback``: the budget and builder of one
+        tree of depth 0 with it (checked before anything is spent); the rule's count takes
         ``FALLBACK_SHARE`` of ``epsilon`` (``fit.fallback_base``)."""
         fit.fallback, fit.fallback_base = None, epsilon
         fit.fallback_threshold = self._fallback_rule(fit.data)
@@ -344,7 +345,7 @@ class _BaseDPTree(PrivacyReportMixin, TableColumnsMixin, AccountantMixin, Declar
         return self.budget_weights
 
     def _falls_back(self, fit):
-        """For a regressor, release the fallback rule's count first (drawn from the
+        """With a fallback rule, release its count first (drawn from the
         fit's generator: the trees' streams, spawned from it, stay as they were) and, if
         the rule says so, switch the fit to its fallback, one tree of depth 0; sets
         ``fit.fell_back``."""
@@ -486,9 +487,7 @@ class _ClassificationTreeMixin(MostProbableClassMixin, _BaseDPTree):
     def _fallback_rule(self, data):
         """Multiclass only, a threshold per public class (:mod:`dptrees._tree_fallback`):
         a binary tree keeps its budget."""
-        if data.n_labels <= 2:
-            return None
-        return CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * data.n_labels
+        return multiclass_threshold(data.n_labels)
 
     def _fallback_weights(self):
         """Nearly all the fallback's budget to the class counts, which are all it

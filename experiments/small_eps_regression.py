@@ -264,7 +264,7 @@ def no_fallback():
     from dptrees.tree import _ClassificationTreeMixin, _RegressionTreeMixin
 
     _common.FALLBACK_EPS_ROWS = -math.inf  # (a noisy count can be negative)
-    _common.CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS = -math.inf
+    _common.multiclass_threshold = lambda n_classes: None  # multiclass: no rule
     _RegressionTreeMixin._fallback_threshold = None
     _RegressionForest._fallback_threshold = None
     _ClassificationTreeMixin._fallback_rule = lambda self, data: None

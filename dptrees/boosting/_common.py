@@ -20,7 +20,7 @@ from dptrees._constraints import (
 )
 from dptrees._core import _fixedpoint
 from dptrees._lifecycle import run_fit
-from dptrees._tree_fallback import CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS
+from dptrees._tree_fallback import multiclass_threshold
 from dptrees._params import (
     Accountant, Bounds, Classes, DeclaredParams, RandomStateLike, TargetBounds, param,
 )
@@ -74,10 +74,11 @@ def falls_back(epsilon, noisy_count, loss):
     noisy mean from 150 on (so the rule costs it there: ``epsilon * n`` alone cannot
     tell the two data sets apart). Multiclass: 300 for every number of classes cost
     Nursery's explainable boosting machine 0.12 accuracy at ``epsilon * n`` = 311 (5
-    classes, far above the majority class there; ``experiments/defaults_across_builds.py``),
-    while the wine's 7 classes need the fallback at 100. Binary log-loss never falls back: it already stays at
-    or above the majority class on Adult (its leaf shrinkage and initial log-odds), and
-    its ranking (AUC) is worth keeping at small epsilon.
+    classes, far above the majority class there;
+    ``experiments/defaults_across_builds.py``), while the wine's 7 classes need the
+    fallback at 100. Binary log-loss never falls back: it already stays at or above the
+    majority class on Adult (its leaf shrinkage and initial log-odds), and its ranking
+    (AUC) is worth keeping at small epsilon.
 
     ``noisy_count`` is the record count the starting score released.
 
@@ -88,9 +89,9 @@ def falls_back(epsilon, noisy_count, loss):
     """
     if isinstance(loss, BinaryLogistic):
         return False
-    threshold = (CLASSIFIER_FALLBACK_EPS_ROWS_PER_CLASS * loss.n_outputs
+    threshold = (multiclass_threshold(loss.n_outputs)
                  if isinstance(loss, MultinomialLogistic) else FALLBACK_EPS_ROWS)
-    return float(epsilon) * float(noisy_count) < threshold
+    return threshold is not None and float(epsilon) * float(noisy_count) < threshold
 
 
 class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):

@@ -45,7 +45,8 @@ _DENSITY_SHARE = 0.01
 
 
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
-    """Fitting machinery shared by the DP cyclic-boosting estimators."""
+    """Fitting machinery shared by the DP cyclic-boosting estimators, and their
+    parameters with the regressor's defaults (the classifier redeclares its own)."""
 
     n_cycles: int | Auto = param("auto", integers(1, 10_000), AUTO)
     learning_rate: float = param(1.0, POSITIVE)
@@ -498,11 +499,6 @@ class DPExplainableBoostingRegressor(RegressorMixin, _AdditivePrediction, Booste
 """
         + target_domain_doc('regression', _ATTRIBUTES_DOC)
     )
-
-    learning_rate: float = 1.0
-    reg_lambda: float = 100.0
-    noise_reg: float = 10.0
-    gradient_clip: float = 0.3
 
 
 @estimator_doc

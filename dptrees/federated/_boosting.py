@@ -521,9 +521,6 @@ class DPFederatedGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMi
         + target_domain_doc('classification', _ATTRS_DOC)
     )
 
-    gradient_clip: float = 1.0
-
-
 
 @estimator_doc
 class DPFederatedGradientBoostingRegressor(RegressorMixin, BoostedRegressorMixin,
