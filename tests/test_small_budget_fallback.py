@@ -157,3 +157,34 @@ def test_the_fallback_mean_has_the_noise_of_its_budget():
              for s in range(200)]
     assert 0.025 < np.std(means) < 0.07, np.std(means)
     assert abs(np.mean(means) - y.mean()) < 0.02
+
+
+def test_the_fallback_count_has_the_laplace_noise_of_its_share():
+    """The rule's count (trees and forests, regression and multiclass): the record count
+    plus Laplace noise of ``FALLBACK_SHARE * epsilon`` (sensitivity 1, a record's weight
+    is at most 1; exact discrete Laplace on a fine power-of-two grid,
+    :func:`dptrees.mechanisms.laplace_mechanism`), checked by a chi-square test of its
+    binned draws against Laplace of scale ``1 / (FALLBACK_SHARE * epsilon)``."""
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from dptrees._tree_fallback import noisy_record_count
+    from dptrees.privacy.release_plan import ReleasePlan
+
+    epsilon, n, draws = 1.0, 500, 6_000
+    data = SimpleNamespace(source=SimpleNamespace(record_count=lambda: float(n)))
+    rng = np.random.default_rng(0)
+    noise = np.array([noisy_record_count(ReleasePlan("laplace", epsilon, 0.0), data,
+                                         epsilon, rng) for _ in range(draws)]) - n
+
+    def p_value(sample, eps):
+        edges = np.array([-np.inf, -60, -30, -15, -5, 0, 5, 15, 30, 60, np.inf])
+        expected = np.diff(stats.laplace.cdf(edges, scale=1 / eps)) * len(sample)
+        observed = np.histogram(sample, bins=edges)[0]
+        return stats.chisquare(observed, expected).pvalue
+
+    assert p_value(noise, FALLBACK_SHARE * epsilon) > 1e-3
+    # control: the same draws against noise a fifth smaller (a share 1.25 times as
+    # large) are rejected, so the test can tell a wrong scale
+    assert p_value(noise, 1.25 * FALLBACK_SHARE * epsilon) < 1e-6
