@@ -12,6 +12,7 @@ from dptrees.federated._boosting import (
     DPFederatedGradientBoostingClassifier,
     DPFederatedGradientBoostingRegressor,
 )
+from dptrees.federated._laplace import LaplaceAggregator
 from dptrees.federated._mlp import MLPClient, NumpyMLP
 from dptrees.federated._protocol import (
     INTEGER_ORDERS,
@@ -32,6 +33,7 @@ __all__ = [
     "DPFederatedGradientBoostingRegressor",
     "FederatedClient",
     "FixedClip",
+    "LaplaceAggregator",
     "MLPClient",
     "NumpyMLP",
     "clip_update",

@@ -10,6 +10,7 @@ in the documentation (``docs/proofs/federated.rst``).
 """
 
 import copy
+import math
 from typing import Literal, Self
 
 import numpy as np
@@ -32,6 +33,7 @@ from dptrees._progress import Progress
 from dptrees._sources import _rows
 from dptrees._sources._heap import empty_tree
 from dptrees.federated._client_rows import ClientRows
+from dptrees.federated._laplace import LaplaceAggregator
 from dptrees.federated._plan import FederatedPlan
 from dptrees.data.tables import BOUNDS_DOC, keeps_columns_on_failure
 from dptrees.exceptions import EarlyStopWarning
@@ -210,6 +212,19 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
                                         accounting=accounting)
         return float(self.noise_multiplier)
 
+    def _laplace_aggregator(self, fit, epsilon, q, rng):
+        """The initial score alone, as one Laplace round: pure epsilon-DP, with less
+        noise than a Gaussian round at any ``delta`` for such a small budget.
+
+        A client's ``[sum of targets, count]`` is clipped to L1 norm ``sqrt(2) S``, the
+        smallest L1 ball that holds the L2 ball of radius ``S``: no vector that the
+        Gaussian round would leave whole is clipped. (An adaptive bound starts at its
+        initial value and has nothing to adapt to in one round.)
+        """
+        s = self._make_clip().clip_norm
+        return LaplaceAggregator(fit.n_clients, q, FixedClip(math.sqrt(2.0) * s), epsilon,
+                                 rounds=1, accountant=fit.accountant, random_state=rng)
+
     def _make_clip(self):
         if isinstance(self.clip_norm, AdaptiveClip):
             return copy.copy(self.clip_norm)  # a fresh copy: the bound moves during the fit
@@ -248,27 +263,31 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
         else:
             q = 0.1 if self.sampling_probability is None else float(self.sampling_probability)
         fit.rng_structure, rng_aggregator = fit.rng.spawn(2)
-        # too few clients for the budget (squared error): the initial score alone, its
-        # noise set for one round (a rule of public inputs: boosting's own); one round
-        # gains nothing from sampling, so by default it reads every client. The
-        # multiclass federated model stays above the majority class without it.
+        # too few clients for the budget (squared error): the initial score alone, one
+        # Laplace round unless a noise multiplier is given (a rule of public inputs:
+        # boosting's own); one round gains nothing from sampling, so by default it
+        # reads every client. The multiclass federated model stays above the majority
+        # class without it.
         falls = self._task == "regression" and falls_back(epsilon, n_clients, fit.loss)
         fit.n_rounds = 0 if falls else self.n_estimators
         if (fit.n_rounds == 0 and self.expected_clients is None
                 and self.sampling_probability is None):
             q = 1.0
         try:
-            z, accounting = self._noise_and_accounting(epsilon, delta, q, fit.n_rounds)
-            aggregator = DPAggregator(n_clients, q, z,
-                                      self._make_clip(), epsilon, delta,
-                                      accounting=accounting, accountant=fit.accountant,
-                                      random_state=rng_aggregator)
+            if fit.n_rounds == 0 and isinstance(self.noise_multiplier, str):
+                aggregator = self._laplace_aggregator(fit, epsilon, q, rng_aggregator)
+            else:
+                z, accounting = self._noise_and_accounting(epsilon, delta, q, fit.n_rounds)
+                aggregator = DPAggregator(n_clients, q, z,
+                                          self._make_clip(), epsilon, delta,
+                                          accounting=accounting, accountant=fit.accountant,
+                                          random_state=rng_aggregator)
         except ValueError as exc:
             raise ValueError(f"invalid federated DP settings: {exc}") from exc
         if not aggregator.can_run_round():
             raise ValueError(
                 f"epsilon={epsilon!r}, delta={delta!r} do not allow even the initial-score "
-                f"round with noise_multiplier={z:g} and sampling "
+                f"round with noise_multiplier={aggregator.noise_multiplier:g} and sampling "
                 f"probability {q:g}: raise noise_multiplier or lower the sampling probability"
             )
         return FederatedPlan(aggregator, RECORD_CLIENTS if fit.clients is None else CLIENT)
@@ -293,7 +312,7 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
             sampled = aggregator.sample_clients()
             clip_norm = aggregator.clip_norm
             contributions = rows.contributions(sampled, updates_of(sampled), clip_norm,
-                                               aggregator.frac_bits)
+                                               aggregator.frac_bits, aggregator.norm_ord)
             noisy_sum = plan.aggregate(contributions, dimension, label) * \
                 aggregator.expected_clients
             history.append({"round": aggregator.rounds, "kind": kind,
@@ -385,8 +404,11 @@ class _BaseDPFederatedGradientBoosting(_BaseDPGradientBoosting):
     _composition = ("every federated round is a Poisson-subsampled discrete Gaussian "
                     "mechanism on the sum of clipped client vectors, composed at integer "
                     "Renyi orders (or with a PLD accountant); training stops before a "
-                    "round would push delta at epsilon past the delta bound. The fit "
-                    "charges (epsilon, delta) to its accountant once.")
+                    "round would push delta at epsilon past the delta bound. A fit that "
+                    "falls back to its initial score alone makes that one round a "
+                    "discrete Laplace mechanism on L1-clipped vectors instead: pure "
+                    "epsilon-DP, delta 0. The fit charges its (epsilon, delta) to its "
+                    "accountant once.")
 
 
 _PARAMS_DOC = """
@@ -395,8 +417,12 @@ _PARAMS_DOC = """
         grows one tree per class). Fewer are run if the next would pass ``delta``. None
         at all for squared error when ``epsilon * n_clients`` is below
         ``FALLBACK_EPS_ROWS`` (:func:`~dptrees.boosting._common.falls_back`, public
-        inputs): then the fit is the initial score alone, its noise set for one round
-        and, unless a sampling probability is given, every client in it (``q = 1``).
+        inputs): then the fit is the initial score alone and, unless a sampling
+        probability is given, every client takes part (``q = 1``). With
+        ``noise_multiplier="auto"`` that round is a Laplace release
+        (:class:`~dptrees.federated.LaplaceAggregator`: each client's ``[sum of
+        targets, count]`` clipped to L1 norm ``sqrt(2) clip_norm``, pure
+        ``epsilon``-DP, ``delta_spent_ = 0``), else a Gaussian one at the given ``z``.
     epsilon : float, default=1.0
         Client-level epsilon at which delta is tracked.
     delta : float, default=1e-6
@@ -487,9 +513,11 @@ _ATTRS_DOC = """
     n_clients_ : int
     sampling_probability_ : float
     noise_multiplier_ : float
-        The noise multiplier ``z`` of every round (chosen by "auto", or as given).
-    accounting_ : {"rdp", "pld"}
-        How the rounds were composed (chosen by "auto", or as given).
+        The noise multiplier ``z`` of every round (chosen by "auto", or as given); for
+        a Laplace round, its scale over the L1 sensitivity.
+    accounting_ : {"rdp", "pld", "pure"}
+        How the rounds were composed (chosen by "auto", or as given); "pure" for the
+        one Laplace round of a fit that falls back.
     clip_norm_ : float
         The clipping bound after the last round (moves with "adaptive").
     privacy_leaks_ : list of str

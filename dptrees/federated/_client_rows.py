@@ -133,10 +133,11 @@ class ClientRows:
             out[:, j:j + n_leaves] = hessian_weight * (sums[..., 1] / fixed.h_scale)
         return out
 
-    def contributions(self, clients, updates, clip_norm, frac_bits):
-        """What each of ``clients`` sends: its own vector clipped to ``clip_norm`` and
-        rounded (:func:`~dptrees.federated.clip_update`), or None without records."""
+    def contributions(self, clients, updates, clip_norm, frac_bits, norm_ord=2):
+        """What each of ``clients`` sends: its own vector clipped to ``clip_norm`` (in
+        the norm ``norm_ord``) and rounded (:func:`~dptrees.federated.clip_update`), or
+        None without records."""
         n = self.n_records(np.asarray(clients, dtype=np.intp))
-        return [None if n[i] == 0 or update is None else clip_update(update, clip_norm,
-                                                                       frac_bits)
+        return [None if n[i] == 0 or update is None
+                else clip_update(update, clip_norm, frac_bits, norm_ord=norm_ord)
                 for i, update in enumerate(updates)]

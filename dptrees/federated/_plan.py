@@ -4,7 +4,9 @@ ledger as it is made.
 Each round releases the noisy sum of the sampled clients' clipped vectors: a
 Poisson-subsampled discrete Gaussian mechanism whose L2 sensitivity is one client's
 clipped vector, :meth:`~dptrees.federated.DPAggregator.sensitivity` (the clip norm plus
-the fixed-point rounding), for add/remove-one-client neighbours. With an adaptive clip
+the fixed-point rounding), for add/remove-one-client neighbours (a
+:class:`~dptrees.federated.LaplaceAggregator`'s round: discrete Laplace noise, the
+vector clipped in L1). With an adaptive clip
 the bound moves between rounds, so each round is recorded with the clip it was made at,
 and the clip's own release (the noisy count of clients within the bound, sensitivity
 1/2) beside it. The proof: "Privacy proofs, federated boosting" in the documentation.
@@ -14,7 +16,7 @@ from dptrees.privacy.report import CLIENT, Ledger
 
 __all__ = ["FederatedPlan"]
 
-_MECHANISM = "subsampled discrete Gaussian"
+_MECHANISM = "subsampled discrete Gaussian"  # the adaptive clip's count
 
 
 class FederatedPlan:
@@ -47,11 +49,11 @@ class FederatedPlan:
         sensitivity = aggregator.sensitivity(dimension)
         clip, clip_norm = aggregator.clip, aggregator.clip_norm
         noisy = aggregator.aggregate(contributions, dimension)
-        self._ledger.record(label, _MECHANISM, sensitivity, norm="L2",
-                            noise_multiplier=aggregator.noise_multiplier,
+        self._ledger.record(label, aggregator.mechanism, sensitivity,
+                            norm=f"L{aggregator.norm_ord}",
                             sampling_rate=aggregator.sampling_probability,
-                            neighbours=self.neighbours,
-                            clip_norm=clip_norm)
+                            neighbours=self.neighbours, clip_norm=clip_norm,
+                            **aggregator.ledger_details())
         if clip.adaptive:
             self._ledger.record(
                 "adaptive clip: clients within the bound (centred count)", _MECHANISM, 0.5,

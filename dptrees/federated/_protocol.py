@@ -31,7 +31,7 @@ from dptrees.validation import (
 )
 
 __all__ = ["AdaptiveClip", "ClientContribution", "DPAggregator", "FixedClip", "clip_update",
-           "INTEGER_ORDERS", "noise_multiplier_for"]
+           "INTEGER_ORDERS", "noise_multiplier_for", "rounding_norm", "vector_norm"]
 
 #: Fixed-point grid of client updates: coordinates are multiples of 2**-FRAC_BITS.
 FRAC_BITS = 24
@@ -53,12 +53,28 @@ class ClientContribution(NamedTuple):
     within_bound: int
 
 
-def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
+def vector_norm(vector, norm_ord):
+    """The L2 (``norm_ord=2``) or L1 (``norm_ord=1``) norm of a float vector."""
+    if norm_ord == 1:
+        return math.fsum(np.abs(vector))
+    return float(np.sqrt(np.dot(vector, vector)))
+
+
+def rounding_norm(dimension, norm_ord, frac_bits):
+    """How far rounding a ``dimension``-vector to the grid ``2**-frac_bits`` can move it
+    in the norm ``norm_ord``: half a step per coordinate."""
+    steps = math.sqrt(dimension) if norm_ord == 2 else dimension
+    return steps * 2.0 ** -(frac_bits + 1)
+
+
+def clip_update(update, clip_norm, frac_bits=FRAC_BITS, *, norm_ord=2):
     """Clip ``update`` to L2 norm ``clip_norm`` and round it to the grid ``2**-frac_bits``.
 
     Runs on the client. Rounding to nearest moves every coordinate by at most half a grid
     step, so the result's norm is at most ``clip_norm + sqrt(d) 2**-(frac_bits + 1)``:
-    :meth:`DPAggregator.sensitivity` counts that.
+    :meth:`DPAggregator.sensitivity` counts that. ``norm_ord=1`` clips the L1 norm
+    instead (a Laplace round, :class:`~dptrees.federated.LaplaceAggregator`), whose
+    rounding adds at most ``d 2**-(frac_bits + 1)``.
 
     Parameters
     ----------
@@ -68,6 +84,8 @@ def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
         The public clipping bound ``S``.
     frac_bits : int, default=24
         Fractional bits of the fixed-point grid.
+    norm_ord : {2, 1}, default=2
+        The norm clipped: L2, or L1.
 
     Returns
     -------
@@ -76,7 +94,7 @@ def clip_update(update, clip_norm, frac_bits=FRAC_BITS):
     u = np.asarray(update, dtype=np.float64).ravel()
     if not np.all(np.isfinite(u)):
         raise ValueError("a client update must be finite (no NaN or inf)")
-    norm = float(np.sqrt(np.dot(u, u)))
+    norm = vector_norm(u, norm_ord)
     within = int(norm <= clip_norm)
     if norm > clip_norm:
         u = u * (clip_norm / norm)
@@ -297,34 +315,46 @@ class DPAggregator:
         Rounds aggregated so far.
     """
 
+    #: The norm a contribution is clipped to (2: L2; the Laplace round's 1: L1), and
+    #: the mechanism each round is, as the ledger names them.
+    norm_ord = 2
+    mechanism = "subsampled discrete Gaussian"
+
     def __init__(self, n_clients, sampling_probability, noise_multiplier, clip, epsilon,
                  max_delta, *, frac_bits=FRAC_BITS, accounting="rdp", accountant=None,
                  random_state=None):
-        self.n_clients = check_positive_int(n_clients, "n_clients")
-        q = float(sampling_probability)
-        if not 0 < q <= 1:
-            raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
-        self.sampling_probability = q
+        self._setup(n_clients, sampling_probability, clip, epsilon, frac_bits, accountant,
+                    random_state)
         if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
             raise ValueError(f"noise_multiplier must be > 0, got {noise_multiplier!r}")
         self.noise_multiplier = float(noise_multiplier)
-        if not isinstance(clip, (FixedClip, AdaptiveClip)):
-            raise TypeError("clip must be a FixedClip or an AdaptiveClip")
-        self.clip = clip
         if clip.adaptive and clip.bit_noise_multiplier is None:
             clip.bit_noise_multiplier = self.expected_clients / 20.0
         self.update_noise_multiplier = clip.update_noise_multiplier(self.noise_multiplier)
-        self.epsilon = check_epsilon(epsilon)
         self.max_delta = check_delta(max_delta, "max_delta")
         warn_weak_delta(self.max_delta, self.n_clients, "clients")
-        self.frac_bits = check_positive_int(frac_bits, "frac_bits", maximum=40)
-        self.accountant = check_accountant(accountant)
         if accounting not in ("rdp", "pld"):
             raise ValueError(f"accounting must be 'rdp' or 'pld', got {accounting!r}")
         self.accounting = accounting
         self.rdp_accountant = RDPAccountant(INTEGER_ORDERS) if accounting == "rdp" else None
         self.pld_accountant = PLDAccountant() if accounting == "pld" else None
         self._rounds_allowed = None
+
+    def _setup(self, n_clients, sampling_probability, clip, epsilon, frac_bits, accountant,
+               random_state):
+        """What every aggregator has: the federation, ``q``, the clip, the budget, the
+        grid, the accountant that pays and the generators."""
+        self.n_clients = check_positive_int(n_clients, "n_clients")
+        q = float(sampling_probability)
+        if not 0 < q <= 1:
+            raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
+        self.sampling_probability = q
+        if not isinstance(clip, (FixedClip, AdaptiveClip)):
+            raise TypeError("clip must be a FixedClip or an AdaptiveClip")
+        self.clip = clip
+        self.epsilon = check_epsilon(epsilon)
+        self.frac_bits = check_positive_int(frac_bits, "frac_bits", maximum=40)
+        self.accountant = check_accountant(accountant)
         self.rounds = 0
         self._charged = False
         self._rng = check_random_state(random_state)
@@ -370,7 +400,7 @@ class DPAggregator:
         return self._norm_limit(dimension) * (1.0 + 2.0**-36)
 
     def _norm_limit(self, dimension):
-        return self.clip_norm + math.sqrt(dimension) * 2.0 ** -(self.frac_bits + 1)
+        return self.clip_norm + rounding_norm(dimension, self.norm_ord, self.frac_bits)
 
     def can_run_round(self):
         """False if one more round would push delta at ``epsilon`` past ``max_delta``."""
@@ -443,11 +473,11 @@ class DPAggregator:
         if not np.array_equal(np.rint(scaled), scaled):
             raise ValueError(f"a contribution is off the fixed-point grid 2**-{self.frac_bits}: "
                              "clip and round it with clip_update")
-        norm = float(np.sqrt(np.dot(vector, vector)))
+        norm = vector_norm(vector, self.norm_ord)
         if norm > self._norm_limit(dimension) * (1.0 + 2.0**-40):  # a few ulps of slack
-            raise ValueError(f"a contribution is unclipped: its L2 norm {norm:.6g} is above "
-                             f"the clipping bound {self.clip_norm:.6g} (plus rounding); clip "
-                             "it with clip_update")
+            raise ValueError(f"a contribution is unclipped: its L{self.norm_ord} norm "
+                             f"{norm:.6g} is above the clipping bound {self.clip_norm:.6g} "
+                             "(plus rounding); clip it with clip_update")
         if isinstance(bit, (bool, np.bool_)):
             bit = int(bit)
         if not (isinstance(bit, (numbers.Integral, np.integer)) and bit in (0, 1)):
@@ -511,16 +541,7 @@ class DPAggregator:
         """
         if not self.can_run_round():
             raise RuntimeError("this round would exceed max_delta: training must stop")
-        taking_part = [self.check_contribution(c, dimension) for c in contributions
-                       if c is not None]
-        total = np.zeros(dimension)
-        within = 0
-        for c in taking_part:
-            total += c.vector  # exact while |total| < 2**(52 - frac_bits): checked below
-            within += c.within_bound
-        if taking_part and np.max(np.abs(total)) >= 2.0 ** (52 - self.frac_bits):
-            raise ValueError("the sum of the updates is too large for exact fixed-point "
-                             "addition: lower frac_bits or the clipping bound")
+        total, within, taking_part = self._exact_sum(contributions, dimension)
         self.charge()
         sensitivity = self.sensitivity(dimension)
         if self.pld_accountant is not None:
@@ -533,7 +554,7 @@ class DPAggregator:
             # moves by 1/2 when one is added or removed (an absent client adds nothing);
             # noise std bit_noise_multiplier is multiplier 2 z_b.
             noisy_centred = gaussian_mechanism(
-                within - 0.5 * len(taking_part), sensitivity=0.5,
+                within - 0.5 * taking_part, sensitivity=0.5,
                 noise_multiplier=2.0 * self.clip.bit_noise_multiplier,
                 random_state=self._noise_rng)
             self.clip.after_round(noisy_centred + 0.5 * self.expected_clients,
@@ -542,6 +563,25 @@ class DPAggregator:
             self.sampling_probability, self.noise_multiplier)
         self.rounds += 1
         return noisy / self.expected_clients
+
+    def _exact_sum(self, contributions, dimension):
+        """``(sum of the vectors, clients within the bound, clients taking part)`` of
+        the checked contributions (:meth:`check_contribution`; None takes no part)."""
+        taking_part = [self.check_contribution(c, dimension) for c in contributions
+                       if c is not None]
+        total = np.zeros(dimension)
+        within = 0
+        for c in taking_part:
+            total += c.vector  # exact while |total| < 2**(52 - frac_bits): checked below
+            within += c.within_bound
+        if taking_part and np.max(np.abs(total)) >= 2.0 ** (52 - self.frac_bits):
+            raise ValueError("the sum of the updates is too large for exact fixed-point "
+                             "addition: lower frac_bits or the clipping bound")
+        return total, within, len(taking_part)
+
+    def ledger_details(self):
+        """The noise of a round, as the ledger records it."""
+        return {"noise_multiplier": self.noise_multiplier}
 
     def _check_pld_coupling(self, sensitivity, dimension):
         """The PLD accounting's coupling needs every discrete Gaussian's standard

@@ -448,8 +448,10 @@ def test_client_level_audit_flags_an_unclipped_client(record_audit):
 
 def test_too_few_clients_for_the_budget_fit_the_initial_score_alone():
     """Squared error with epsilon x n_clients below boosting's FALLBACK_EPS_ROWS: no tree
-    round; the initial score's noise is set for that one round and every client takes
-    part (q = 1). (Binary log-loss never falls back: tests/test_small_budget_fallback.py.)"""
+    round; the initial score is one Laplace round (pure DP, vectors clipped in L1 to
+    sqrt(2) S) in which every client takes part (q = 1); with a given noise multiplier,
+    one Gaussian round. (Binary log-loss never falls back:
+    tests/test_small_budget_fallback.py.)"""
     from dptrees import BudgetAccountant
     from dptrees.boosting._common import FALLBACK_EPS_ROWS
     from dptrees.federated import DPFederatedGradientBoostingRegressor
@@ -462,11 +464,16 @@ def test_too_few_clients_for_the_budget_fit_the_initial_score_alone():
         epsilon=epsilon, bounds=(0, 1), y_bounds=(0, 1), n_clients=n,
         accountant=BudgetAccountant(), random_state=0).fit(X, y)
     assert reg.n_iter_ == 0 and reg.n_rounds_ == 1 and reg.sampling_probability_ == 1.0
-    assert reg.noise_multiplier_ == pytest.approx(
-        _protocol.noise_multiplier_for(epsilon, 1e-6, 1.0, 1, accounting=reg.accounting_))
+    assert reg.accounting_ == "pure" and reg.noise_multiplier_ == 1.0 / epsilon
+    assert reg.clip_norm_ == math.sqrt(2.0)
+    [entry] = reg.privacy_ledger_
+    assert entry["mechanism"] == "subsampled discrete Laplace" and entry["norm"] == "L1"
     pred = reg.predict(X)
     assert np.ptp(pred) == 0.0 and abs(pred[0] - y.mean()) < 0.1
-    assert reg.epsilon_spent_ <= epsilon and reg.delta_spent_ <= 1e-6
+    assert reg.epsilon_spent_ <= epsilon and reg.delta_spent_ == 0.0
+    gaussian = clone(reg).set_params(noise_multiplier=50.0).fit(X, y)
+    assert gaussian.n_iter_ == 0 and gaussian.accounting_ in ("rdp", "pld")
+    assert gaussian.privacy_ledger_[0]["norm"] == "L2" and gaussian.delta_spent_ > 0
     # a given sampling probability is kept; enough budget grows trees
     sampled = clone(reg).set_params(sampling_probability=1.0, n_estimators=3).fit(X, y)
     assert sampled.n_iter_ == 0 and sampled.n_rounds_ == 1
