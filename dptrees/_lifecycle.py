@@ -15,7 +15,11 @@ else reads the training rows or spends budget. The order is the privacy argument
    private bin edges (``bin_edges="private"``) the rows are binned only now, from the
    edges' release (``data.bin_privately``:
    :meth:`dptrees.data.prepare.Prepared.bin_privately`), whose budget
-   ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`).
+   ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`). An
+   estimator with ``bin_edges="auto"`` first decides from released values whether to
+   (its optional hook ``_keeps_private_edges(fit)``, which may make releases through
+   the plan); if not, the reserved budget goes back to the plan and the rows are
+   binned over the public bounds.
 5. ``_release(fit)`` makes the releases, each through the plan, which records it in
    the ledger as it happens; ``_record(fit)`` then sets the fitted attributes from what
    was released and the public inputs only.
@@ -71,15 +75,23 @@ def run_fit(estimator, X, y, sample_weight=None, **data_params):
         fit.plan = estimator._plan_fit(fit)
         fit.plan.charge(fit.accountant, type(estimator).__name__)
         if getattr(data, "edges", None) is not None:
-            fit.data = _bin_privately(fit)
+            fit.data = _bin_privately(estimator, fit)
         estimator._release(fit)
     estimator._record(fit)
     return estimator
 
 
-def _bin_privately(fit):
+def _bin_privately(estimator, fit):
     """The rows binned with their private edges, released with the budget ``_plan_fit``
-    reserved for them on a generator of their own (spawned only for such fits)."""
+    reserved for them on a generator of their own (spawned only for such fits); or, if
+    the estimator's ``_keeps_private_edges(fit)`` says no, binned over the public bounds,
+    the reserved budget restored to the plan (and nothing spawned: the fit is then the
+    one it would have been with equal-width bins)."""
     if not fit.edges_budget > 0:
         raise RuntimeError("private bin edges need their budget reserved by _plan_fit")
+    keeps = getattr(estimator, "_keeps_private_edges", None)
+    if keeps is not None and not keeps(fit):
+        fit.plan.restore(fit.edges_budget)
+        fit.edges_budget = 0.0
+        return fit.data.bin_publicly()
     return fit.data.bin_privately(fit.plan, fit.edges_budget, fit.rng.spawn(1)[0])

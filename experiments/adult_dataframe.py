@@ -8,7 +8,10 @@ encoded path the other Adult experiments use (:func:`experiments.uci_datasets.lo
 natives, ``fnlwgt`` and ``native-country`` dropped), at each epsilon and seed; the table
 prints accuracy and ROC AUC on ``adult.test`` for both, and whether the two paths gave
 the same predictions (they should: a missing value is the category after the listed
-ones, where the encoded path puts ``"?"``).
+ones, where the encoded path puts ``"?"``; except where gradient boosting's
+``bin_edges="auto"`` releases private edges, from ``epsilon x n`` 10,000: there the
+encoded path's category codes are numeric columns with edges of their own, while the
+frame keeps its categories).
 
     python -m experiments.adult_dataframe             # 6 epsilons, 3 seeds, 3 models
 

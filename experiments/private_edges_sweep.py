@@ -4,10 +4,14 @@ Every setting is called as a user would: ``epsilon``, the public domain (``bound
 ``classes`` / ``y_bounds``), ``random_state`` and the settings below; everything else is
 the library default (``delta = 1e-6``).
 
-* ``uniform``: ``bin_edges="uniform"`` (the default): equal-width bins of the bounds;
+* ``uniform``: ``bin_edges="uniform"``: equal-width bins of the bounds;
+* ``default``: the estimator's default (gradient boosting's ``"auto"``: private edges
+  when ``epsilon`` times the initial score's noisy count is at least 10,000; the
+  explainable boosting machine's ``"uniform"``);
 * ``private s``: ``bin_edges="private", edges_budget=s``: a share ``s`` of the budget
   releases each numeric feature's dyadic histogram of 1,024 fine cells, and the bins are
-  its noisy quantiles (``dptrees/data/private_edges.py``).
+  its noisy quantiles (gradient boosting: half of them, the other half equal-width;
+  ``dptrees/data/private_edges.py``).
 
 Data:
 
@@ -66,7 +70,8 @@ QUICK_EPSILONS = (0.1, 1.0)
 N_SEEDS = 3
 N_FOLDS = 3
 QUICK_ROWS = 2000
-SETTINGS = {"uniform": {},
+SETTINGS = {"uniform": {"bin_edges": "uniform"},
+            "default": {},
             "private 0.05": {"bin_edges": "private", "edges_budget": 0.05},
             "private 0.1": {"bin_edges": "private", "edges_budget": 0.1},
             "private 0.2": {"bin_edges": "private", "edges_budget": 0.2}}
@@ -204,6 +209,8 @@ def main(argv=None):
                         help="test rows (adult.test, the seed's 10 folds): a check, "
                              "never for choosing")
     parser.add_argument("--estimators", nargs="+", choices=["gb", "ebm"], default=None)
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=None,
+                        help="a subset of the settings (uniform is always fitted)")
     parser.add_argument("--exact-edges", action="store_true",
                         help="edges from the exact counts: a NON-PRIVATE upper bound")
     args = parser.parse_args(argv)
@@ -212,8 +219,11 @@ def main(argv=None):
     start = time.perf_counter()
     _, n_seeds, datasets = sweep_settings(args, None, None, N_SEEDS, DATASETS)
     epsilons = tuple(args.eps) if args.eps else (QUICK_EPSILONS if args.quick else None)
+    chosen = SETTINGS if args.settings is None else {
+        name: SETTINGS[name] for name in ["uniform"] + [s for s in args.settings
+                                                         if s != "uniform"]}
     results = run(datasets, epsilons, n_seeds, args.estimators, test=args.test,
-                  quick=args.quick, data_dir=args.data_dir)
+                  quick=args.quick, data_dir=args.data_dir, settings=chosen)
     return finish(results, format_results(results), start, args.json)
 
 

@@ -210,6 +210,21 @@ def _configs():
         source="dask", twin="gb-clf")
     add("gb-reg-dask-frame", lambda: DPGradientBoostingRegressor(**gb, **REG), "reg",
         source="dask-frame", twin="gb-reg")
+    # Private bin edges: gradient boosting's "auto" above its EDGES_EPS_ROWS (epsilon
+    # 16 on 800 rows) and "private" elsewhere, from every source the same model
+    add("gb-clf-edges-auto", lambda: DPGradientBoostingClassifier(
+        epsilon=16.0, **gb, **CLF), "bin")
+    add("gb-clf-edges-auto-dask", lambda: DPGradientBoostingClassifier(
+        epsilon=16.0, **gb, **CLF), "bin", source="dask", twin="gb-clf-edges-auto")
+    add("gb-clf-edges-auto-blocks", lambda: DPGradientBoostingClassifier(
+        epsilon=16.0, **gb, **CLF), "bin", source="blocks", twin="gb-clf-edges-auto")
+    add("ebm-reg-edges", lambda: DPExplainableBoostingRegressor(
+        n_cycles=3, bin_edges="private", **REG), "reg")
+    add("ebm-reg-edges-parquet", lambda: DPExplainableBoostingRegressor(
+        n_cycles=3, bin_edges="private", **REG), "reg", source="parquet",
+        twin="ebm-reg-edges")
+    add("tree-clf-edges-memmap", lambda: DPDecisionTreeClassifier(
+        max_depth=4, bin_edges="private", **CLF), "bin", source="memmap")
     # Explainable boosting (cyclic, individual accounting)
     add("ebm-clf", lambda: DPExplainableBoostingClassifier(n_cycles=3, **CLF), "bin")
     add("ebm-reg", lambda: DPExplainableBoostingRegressor(n_cycles=3, **REG), "reg")

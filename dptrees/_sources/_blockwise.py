@@ -63,9 +63,13 @@ class BlockwiseSource:
         return np.stack([stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)])
 
     def fine_counts(self, lower, upper, n_cells, missing):
-        return self.sum_blocks(_rows.block_fine_counts, [self.x_blocks], lower=lower,
-                               upper=upper, n_cells=n_cells, missing=missing,
+        return self.sum_blocks(_rows.block_fine_counts, [self.x_blocks, self._starts()],
+                               lower=lower, upper=upper, n_cells=n_cells, missing=missing,
                                n_features=self.n_features)
+
+    def _starts(self):
+        """Each block's first row (for error messages)."""
+        return np.cumsum([0] + list(self.lengths[:-1])).tolist()
 
     def encode_classes(self, classes, name="classes"):
         """Encode the labels against the public ``classes`` (or those found, with a
@@ -94,9 +98,8 @@ class BlockwiseSource:
                                  upper=upper)
 
     def bin(self, binner):
-        starts = np.cumsum([0] + list(self.lengths[:-1])).tolist()
-        self.codes = self.keep_blocks(_rows.bin_block, [self.x_blocks, starts], spill=True,
-                                binner=binner, n_features=self.n_features)
+        self.codes = self.keep_blocks(_rows.bin_block, [self.x_blocks, self._starts()],
+                                      spill=True, binner=binner, n_features=self.n_features)
         self.x_blocks = None  # the codes are all the fit reads from now on
 
     def class_counts(self, n_classes):

@@ -91,15 +91,20 @@ def heap_routing(feature, bin_threshold, level, wanted):
 # -- preparation ---------------------------------------------------------------------------
 
 
-def bin_block(X_block, start, binner, n_features):
-    """Validate one block of features (finite, numeric, ``n_features`` columns) and return
-    its uint8 bin codes; the block is converted to float64 one block at a time only.
-    ``start``: the block's first row, for messages."""
+def _checked_block(X_block, start, n_features):
+    """One block of features validated (finite, numeric, ``n_features`` columns) and
+    converted to float64; ``start``, the block's first row, is named in an error."""
     try:
-        X = check_features(X_block, n_features=n_features)
+        return check_features(X_block, n_features=n_features)
     except ValueError as exc:
         raise ValueError(f"{exc} (in the block of rows starting at row {start})") from None
-    return binner.transform(X)
+
+
+def bin_block(X_block, start, binner, n_features):
+    """Validate one block of features and return its uint8 bin codes; the block is
+    converted to float64 one block at a time only. ``start``: the block's first row, for
+    messages."""
+    return binner.transform(_checked_block(X_block, start, n_features))
 
 
 def fine_counts(X, lower, upper, n_cells, missing):
@@ -111,10 +116,10 @@ def fine_counts(X, lower, upper, n_cells, missing):
     return out
 
 
-def block_fine_counts(X_block, lower, upper, n_cells, missing, n_features):
+def block_fine_counts(X_block, start, lower, upper, n_cells, missing, n_features):
     """:func:`fine_counts` of one block of features, validated as :func:`bin_block` does."""
-    return fine_counts(check_features(X_block, n_features=n_features), lower, upper,
-                       n_cells, missing)
+    return fine_counts(_checked_block(X_block, start, n_features), lower, upper, n_cells,
+                       missing)
 
 
 def block_minmax(X_block, n_features):

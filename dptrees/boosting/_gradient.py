@@ -59,11 +59,34 @@ from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import (
+    BIN_EDGES_AUTO,
+    EDGES_BUDGET,
+    reserve_edges,
+)
 from dptrees.validation import check_delta, check_epsilon
 
 
 __all__ = ["DPGradientBoostingClassifier", "DPGradientBoostingRegressor"]
+
+_EDGES_DOC = """    bin_edges : {"auto", "uniform", "private"}, default="auto"
+        Where the bins of the numeric features fall. "uniform": ``n_bins``
+        equal-width bins of the public bounds (nothing spent). "private": half of
+        them at a numeric feature's noisy quantiles, from one noisy dyadic histogram
+        of 1,024 fine cells per numeric feature, and half equal-width (a coarse grid
+        over heavy tails), paid with ``edges_budget`` of the budget (one more ledger
+        entry; :mod:`dptrees.data.private_edges`). "auto": "private" when
+        ``epsilon`` times the initial score's noisy record count (released first) is
+        at least ``EDGES_EPS_ROWS`` (10,000), else "uniform" with the edges' share
+        back to the trees (public values and a released one: no extra cost).
+        ``private_edges_`` says which was used. Categorical columns keep their
+        categories, missing bins stay last.
+    edges_budget : float or "auto", default="auto"
+        Share of the fit's budget (its zCDP ``rho``, or ``epsilon`` with Laplace
+        noise) spent on the private edges, in (0, 1); the rest is shared as
+        without them. "auto": :data:`~dptrees.data.private_edges.AUTO_EDGES_SHARE`.
+        Unused where the bins are equal-width.
+"""
 
 #: ``select_depth="auto"`` selects the top ``k`` levels of every tree by the exponential
 #: mechanism when ``epsilon * noisy record count`` is at least the ``k``-th entry (at most
@@ -86,6 +109,15 @@ GUIDED_MIN_EPS_ROWS = 10_000
 ROUNDS_EPS_ROWS = 1_000
 SMALL_BUDGET_ROUNDS = (400, 0.1)
 DEFAULT_ROUNDS = (100, 0.3)
+#: ``bin_edges="auto"`` releases private edges when ``epsilon * noisy record count`` is
+#: at least this, else keeps the equal-width bins and gives their reserved budget back
+#: to the trees. The edges place half of each numeric feature's bins at its noisy
+#: quantiles and half equal-width (``_EDGES_QUANTILE_SHARE``; pure quantile bins lost
+#: on Adult, whose heavy tails carry signal). Chosen on validation rows of Adult and
+#: California Housing (``experiments/private_edges_sweep.py``; figures in
+#: ``experiments/RESULTS.md``): from about 7,500 both gain or tie, below it California
+#: loses.
+EDGES_EPS_ROWS = 10_000
 
 
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
@@ -210,14 +242,17 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
 
     def _init_budget(self, plan):
-        """The initial score's budget: the same for every ``split``."""
-        return self.init_fraction * plan.total
+        """The initial score's budget: the same for every ``split``, and with or without
+        a budget reserved for private edges (a share of the whole)."""
+        return self.init_fraction * (plan.total + plan.reserved)
 
-    def _tree_budgets(self, plan, n_trees, split, select_depth=0):
+    def _tree_budgets(self, plan, n_trees, split, select_depth=0, init=None):
         """(init, split prior, per-tree leaf, per-level structure) budgets: they add up to
         the total. A structure level is a private level's histogram release or a selected
-        level's selection (never both: selection is for random and guided trees)."""
-        init = self._init_budget(plan)
+        level's selection (never both: selection is for random and guided trees).
+        ``init``: the initial score's budget if it is already spent (before a budget
+        reserved for edges went back to the plan)."""
+        init = self._init_budget(plan) if init is None else init
         rest = plan.total - init
         prior = self.split_fraction * rest if split == "guided" else 0.0
         per_tree = (rest - prior) / n_trees
@@ -383,15 +418,34 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                     break  # other rounds are candidates only if their fallback is
         return plan
 
+    def _release_initial_score(self, fit):
+        """The initial score's release, once per fit: ``fit.init``, its noisy record
+        count and its budget, and the fit's generators (spawned in a fixed order)."""
+        if getattr(fit, "rngs", None) is not None:
+            return
+        fit.rngs = fit.rng.spawn(3)
+        fit.init_budget = self._init_budget(fit.plan)
+        fit.init, fit.noisy_count = self._initial_score(
+            fit.plan, fit.loss, fit.init_values, fit.n_init_cells, fit.init_budget,
+            fit.rngs[0])
+
+    def _keeps_private_edges(self, fit):
+        """Whether the pending private edges are released (the lifecycle's hook, after
+        the charge): always with ``bin_edges="private"``; with ``"auto"`` when
+        ``epsilon`` times the initial score's noisy record count, released here first,
+        is at least :data:`EDGES_EPS_ROWS` (post-processing of a released value)."""
+        self._release_initial_score(fit)
+        return (self.bin_edges == "private"
+                or fit.params[0] * fit.noisy_count >= EDGES_EPS_ROWS)
+
     def _release(self, fit):
         """Boost on the binned rows of the source (any source: the same model)."""
         epsilon, delta = fit.params
         plan, loss, fixed, source = fit.plan, fit.loss, fit.fixed, fit.data.source
-        rng_init, rng_structure, rng_noise = fit.rng.spawn(3)
+        self._release_initial_score(fit)
+        rng_init, rng_structure, rng_noise = fit.rngs
         rng_sample = fit.rng.spawn(1)[0] if self.subsample is not None else None
-        init_budget = self._init_budget(plan)
-        init, noisy_count = self._initial_score(plan, loss, fit.init_values,
-                                                fit.n_init_cells, init_budget, rng_init)
+        init_budget, init, noisy_count = fit.init_budget, fit.init, fit.noisy_count
         split, select_depth, rounds = self._resolve_structure(epsilon, noisy_count,
                                                               fit.realisable)
         (n_rounds, learning_rate), fit.n_trees = rounds, rounds[0] * loss.n_outputs
@@ -402,8 +456,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             fit.trees, fit.split, fit.select_depth, fit.priors = [], "none", 0, None
             fit.step = learning_rate / self.batch_size
             return
-        _, prior_budget, leaf_budget, level_budget = self._budgets(plan, fit.n_trees, split,
-                                                                   select_depth)
+        _, prior_budget, leaf_budget, level_budget = self._budgets(
+            plan, fit.n_trees, split, select_depth, init=init_budget)
         ctx = _Context(
             n_features=source.n_features, plan=plan, g_scale=fixed.g_scale,
             h_scale=fixed.h_scale, g_sens=fixed.g_sens, h_sens=fixed.h_sens, split=split,
@@ -448,6 +502,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self.split_ = fit.split
         self.select_depth_ = fit.select_depth
         self.n_estimators_, self.learning_rate_ = fit.rounds
+        self.private_edges_ = fit.edges_budget > 0
         self.gradient_clip_ = fit.fixed.g_clip
         self.split_priors_ = fit.priors
         self._step = fit.step
@@ -456,9 +511,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         self.n_releases_ = fit.plan.n_releases
         self.pld_accountant_ = fit.plan.pld
 
-    def _budgets(self, plan, n_trees, split, select_depth=0):
+    def _budgets(self, plan, n_trees, split, select_depth=0, init=None):
         """:meth:`_tree_budgets`, with the leaf budget of Poisson-subsampled trees."""
-        init, prior, leaf, level = self._tree_budgets(plan, n_trees, split, select_depth)
+        init, prior, leaf, level = self._tree_budgets(plan, n_trees, split, select_depth,
+                                                      init)
         if self.subsample is not None:
             leaf = plan.subsampled_budget(init, n_trees)
         return init, prior, leaf, level
@@ -547,7 +603,7 @@ _COMMON_PARAMS_DOC = """
     n_bins : int, default=32
         Bins per feature, in [2, 256]: equal-width over the public bounds, or (see
         ``bin_edges``) at private quantiles.
-""" + EDGES_PARAMS_DOC + """    reg_lambda : float, default=50.0
+""" + _EDGES_DOC + """    reg_lambda : float, default=50.0
         L2 regularisation of the Newton leaf values
         ``-G / (H + reg_lambda + noise_reg sigma_G)``, in units of the Hessian sum
         (records, for squared error): it shrinks leaves whose noisy Hessian mass is small.
@@ -600,6 +656,9 @@ _ATTRIBUTES_DOC = """
         The number of rounds of the fit (what ``n_estimators="auto"`` resolved to).
     learning_rate_ : float
         The learning rate of the fit (what ``learning_rate="auto"`` resolved to).
+    private_edges_ : bool
+        Whether the fit released private bin edges (what ``bin_edges="auto"``
+        resolved to).
     gradient_clip_ : float
         The gradient clip the fit used (what ``gradient_clip="auto"`` resolved to).
     split_priors_ : list of ndarray or None
@@ -627,6 +686,8 @@ _ATTRIBUTES_DOC = """
 class _CentralGradientBoosting(_BaseDPGradientBoosting):
     """The parameters of the central gradient-boosting estimators."""
 
+    _EDGES_QUANTILE_SHARE = 0.5  # of the private edges' bins (edges_from_cells)
+
     n_estimators: int | Auto = param("auto", integers(1, 100_000), AUTO)
     noise: Literal["gaussian", "laplace"] = param("gaussian", options("gaussian", "laplace"))
     accounting: Literal["rdp", "pld"] = param("rdp", options("rdp", "pld"))
@@ -636,7 +697,7 @@ class _CentralGradientBoosting(_BaseDPGradientBoosting):
         "auto", options("auto", "random", "guided", "private", "hybrid"))
     select_depth: int | Auto = param("auto", integers(0, 16), AUTO)
     split_fraction: float = param(0.3, FRACTION)
-    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    bin_edges: BinEdges | Auto = param("auto", BIN_EDGES_AUTO)
     edges_budget: float | Auto = param("auto", EDGES_BUDGET)
     reg_lambda: float = 50.0
     noise_reg: float = param(8.0, NON_NEGATIVE)

@@ -81,6 +81,14 @@ class Prepared(NamedTuple):
         self.source.bin(binner)
         return self._replace(binner=binner, edges=None)
 
+    def bin_publicly(self):
+        """Bin the source over the public bounds after all (the estimator chose not to
+        release its pending edges); returns these rows without pending edges."""
+        if self.edges is None:
+            return self
+        self.source.bin(self.binner)
+        return self._replace(edges=None)
+
 
 @contextmanager
 def prepare(estimator, X, y, sample_weight=None, *, task, n_bins=None, max_classes=None,

@@ -29,7 +29,9 @@ the fit's budget:
 
 Estimators with ``bin_edges``: gradient boosting, the explainable boosting machine, the DP
 trees, forests and AdaBoost (their ``_plan_fit`` calls :func:`reserve_edges`; the federated
-estimators do not have it yet). Categorical columns keep their categories (equal-width
+estimators do not have it yet). Gradient boosting's default ``"auto"`` decides after its
+initial score (``EDGES_EPS_ROWS`` in :mod:`dptrees.boosting._gradient`) and places half of
+its bins at the quantiles, half equal-width (``quantile_share``). Categorical columns keep their categories (equal-width
 bins of their codes), and a feature's missing bin stays its last, data-independent. The
 edges' budget is reserved from the plan's total before any other release is planned
 (:func:`reserve_edges`), so the fit never spends more than its ``epsilon``; the release
@@ -43,7 +45,7 @@ import numpy as np
 from dptrees._constraints import AUTO, FRACTION, options
 from dptrees.data.binning import Binner
 
-__all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "EDGES_BUDGET", "EDGES_PARAMS_DOC", "FINE_CELLS",
+__all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "BIN_EDGES_AUTO", "EDGES_BUDGET", "EDGES_PARAMS_DOC", "FINE_CELLS",
            "N_LEVELS", "PendingEdges", "consistent_cells", "dyadic_levels",
            "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
            "reserve_edges"]
@@ -56,9 +58,10 @@ N_LEVELS = FINE_CELLS.bit_length()
 #: ``edges_budget="auto"``: the share of the budget the private edges take.
 AUTO_EDGES_SHARE = 0.1
 
-#: The parameters of every estimator with private edges.
-#: The constraints of ``bin_edges`` and ``edges_budget``.
+#: The constraints of ``bin_edges`` and ``edges_budget``; :data:`BIN_EDGES_AUTO` for
+#: an estimator that chooses between the two itself (gradient boosting).
 BIN_EDGES = [options("uniform", "private")]
+BIN_EDGES_AUTO = [options("uniform", "private", "auto")]
 EDGES_BUDGET = [FRACTION, AUTO]
 
 EDGES_PARAMS_DOC = """    bin_edges : {"uniform", "private"}, default="uniform"
@@ -82,13 +85,16 @@ class PendingEdges(NamedTuple):
     counts: np.ndarray  # (n_private, FINE_CELLS) int64
     features: np.ndarray  # the numeric features' indices
     share: float  # edges_budget
+    quantile_share: float = 1.0  # of the bins at noisy quantiles (edges_from_cells)
 
 
 def pending_edges(estimator, source, binner, categorical=()):
     """The exact fine histogram of ``source``'s numeric features (not ``categorical``),
-    read before the rows are binned, if ``estimator.bin_edges`` is "private"; else None.
-    Nothing is released."""
-    if getattr(estimator, "bin_edges", "uniform") != "private":
+    read before the rows are binned, if ``estimator.bin_edges`` is "private" or "auto"
+    (the estimator decides after the charge whether it releases them); else None.
+    Nothing is released. The estimator's ``_EDGES_QUANTILE_SHARE`` (default 1) is the
+    share of its bins placed at the noisy quantiles."""
+    if getattr(estimator, "bin_edges", "uniform") == "uniform":
         return None
     features = np.setdiff1d(np.arange(binner.lower.shape[0]),
                             np.asarray(list(categorical), dtype=np.intp))
@@ -97,7 +103,8 @@ def pending_edges(estimator, source, binner, categorical=()):
     counts = source.fine_counts(binner.lower, binner.upper, FINE_CELLS, binner.missing)
     share = estimator.edges_budget
     return PendingEdges(np.ascontiguousarray(counts[features]), features,
-                        AUTO_EDGES_SHARE if isinstance(share, str) else float(share))
+                        AUTO_EDGES_SHARE if isinstance(share, str) else float(share),
+                        float(getattr(estimator, "_EDGES_QUANTILE_SHARE", 1.0)))
 
 
 def reserve_edges(plan, data):
@@ -152,7 +159,7 @@ def consistent_cells(noisy):
     return estimate
 
 
-def edges_from_cells(cells, n_present):
+def edges_from_cells(cells, n_present, quantile_share=1.0):
     """Per feature, the fine-cell boundaries of ``n_present`` bins of about equal noisy
     mass: the first cell where the non-decreasing running sum of ``cells`` reaches
     ``k / n_present`` of the total ends bin ``k - 1`` (``k = 1 .. n_present - 1``);
@@ -160,6 +167,12 @@ def edges_from_cells(cells, n_present):
     over are empty (boundary ``FINE_CELLS``). A feature whose noisy total is not positive
     keeps ``n_present`` equal shares of the cells. Returns an int64 array
     ``(p, max(n_present) - 1)``, each row increasing then padded with ``FINE_CELLS``.
+
+    ``quantile_share < 1`` places only ``m_q = max(2, round(quantile_share m))`` of a
+    feature's ``m`` bins that way and adds the boundaries of ``m + 1 - m_q`` equal-width
+    bins of the bounds (at most ``m - 1`` boundaries in all): bins where the data is,
+    and a coarse grid over the tails, where a heavy-tailed feature's few records may
+    carry the signal (gradient boosting's choice; ``experiments/RESULTS.md``).
     Post-processing only."""
     cells = np.atleast_2d(np.asarray(cells, dtype=np.float64))
     n_present = np.broadcast_to(np.asarray(n_present, dtype=np.intp), (cells.shape[0],))
@@ -167,12 +180,17 @@ def edges_from_cells(cells, n_present):
     out = np.full((cells.shape[0], width), FINE_CELLS, dtype=np.int64)
     running = np.maximum.accumulate(np.cumsum(cells, axis=1), axis=1)
     for j, m in enumerate(n_present):  # one row per feature, never per record
-        k = np.arange(1, m)
+        n_quantile = m if quantile_share >= 1 else max(2, round(quantile_share * m))
+        k = np.arange(1, n_quantile)
         total = running[j, -1]
         if total > 0:
-            found = np.searchsorted(running[j], total * k / m, side="left") + 1
+            found = np.searchsorted(running[j], total * k / n_quantile, side="left") + 1
         else:
-            found = (k * FINE_CELLS) // m
+            found = (k * FINE_CELLS) // n_quantile
+        if n_quantile < m:
+            n_uniform = m + 1 - n_quantile
+            found = np.concatenate([found, (np.arange(1, n_uniform) * FINE_CELLS)
+                                    // n_uniform])
         kept = np.unique(found[(found >= 1) & (found < FINE_CELLS)])
         out[j, :kept.size] = kept
     return out
@@ -208,7 +226,7 @@ def release_edges(plan, budget, pending, binner, rng):
     boundaries = np.full((binner.lower.shape[0], n_bins - 1), FINE_CELLS, dtype=np.int64)
     cells = consistent_cells(noisy_levels(plan, budget, pending.counts, rng))
     n_present = n_bins - binner.missing[features].astype(np.intp)
-    found = edges_from_cells(cells, n_present)
+    found = edges_from_cells(cells, n_present, pending.quantile_share)
     boundaries[features, :found.shape[1]] = found
     tabled = np.zeros(binner.lower.shape[0], dtype=np.uint8)
     tabled[features] = 1

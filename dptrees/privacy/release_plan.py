@@ -90,7 +90,7 @@ class ReleasePlan:
             total = pld_gaussian_budget(epsilon, delta)
         else:
             total = zcdp_budget(epsilon, delta)
-        self.total = total * (1 - 1e-12)
+        self.total = self._whole = total * (1 - 1e-12)
         self.reserved = 0.0  # taken off the total before the estimator splits it
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
@@ -105,6 +105,15 @@ class ReleasePlan:
         self.total -= budget
         self.reserved += budget
         return budget
+
+    def restore(self, budget):
+        """Give back ``budget`` reserved by :meth:`reserve` and never spent (private
+        edges an estimator chose not to release): every later share of ``total`` is
+        then of the larger rest."""
+        if not 0 <= budget <= self.reserved:
+            raise ValueError(f"cannot restore {budget!r}: {self.reserved!r} is reserved")
+        self.reserved -= budget
+        self.total = self._whole - self.reserved  # exactly the whole when none is left
 
     def record(self, release, mechanism, sensitivity, norm, count=1, **budget):
         """Count ``count`` releases of a kind in the ledger (:class:`Ledger`): those

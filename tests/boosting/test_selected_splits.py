@@ -277,7 +277,7 @@ def recorded_selection(monkeypatch, n_records):
     est = DPGradientBoostingClassifier(
         n_estimators=1, max_depth=1, select_depth=1, epsilon=4.0, split_fraction=0.5,
         gradient_clip=0.5, n_bins=N_BINS, bounds=(0.0, 1.0), classes=[0, 1],
-        accountant=BudgetAccountant(), random_state=0)
+        bin_edges="uniform", accountant=BudgetAccountant(), random_state=0)
     est.fit(X[:n_records], y[:n_records])
     (call,) = calls
     return call

@@ -165,6 +165,26 @@ def test_edges_are_increasing_boundaries_and_fewer_where_mass_is_concentrated():
                                   [256, 512, 768])
 
 
+def test_a_quantile_share_adds_an_equal_width_grid():
+    """quantile_share=0.5 of 32 bins: 16 bins at the noisy quantiles and the 16
+    boundaries of 17 equal-width bins, each kept once (at most 31 in all)."""
+    cells = np.zeros((3, PE.FINE_CELLS))
+    cells[0, 0] = 1000  # a spike: one quantile edge, and the grid over the tail
+    cells[1] = 1.0  # uniform: the two grids
+    cells[2, 900:] = 1.0  # the mass in the upper tail
+    found = PE.edges_from_cells(cells, 32, quantile_share=0.5)
+    grid = np.arange(1, 17) * PE.FINE_CELLS // 17
+    inner = [row[row < PE.FINE_CELLS] for row in found]
+    np.testing.assert_array_equal(inner[0], np.concatenate([[1], grid]))
+    np.testing.assert_array_equal(inner[1], np.union1d(np.arange(1, 16) * 64, grid))
+    assert np.all(np.isin(grid, inner[2])) and np.sum(inner[2] > 900) >= 15
+    for row in inner:
+        assert row.size <= 31 and np.all(np.diff(row) > 0)
+    # the whole share at the quantiles is the plain rule
+    np.testing.assert_array_equal(PE.edges_from_cells(cells, 32, quantile_share=1.0),
+                                  PE.edges_from_cells(cells, 32))
+
+
 def private_binner(missing=()):
     rng = np.random.default_rng(3)
     boundaries = np.full((P, 15), PE.FINE_CELLS, np.int64)
@@ -313,10 +333,38 @@ def test_the_same_model_from_dask_on_two_worker_processes(dask_client):
 
 def test_uniform_default_reserves_nothing_and_bins_as_before():
     X, y = make_data()
-    est = dp.DPGradientBoostingClassifier(n_estimators=3, bounds=(LOWER, UPPER),
-                                          classes=[0, 1], random_state=0).fit(X, y)
+    est = dp.DPExplainableBoostingClassifier(bounds=(LOWER, UPPER), classes=[0, 1],
+                                             random_state=0).fit(X, y)
     assert est.bin_edges == "uniform" and est.binner_.table is None
     assert not any(e["release"].startswith("bin edges") for e in est.privacy_ledger_)
+
+
+def test_boosting_auto_edges_follow_the_noisy_count():
+    """Gradient boosting's bin_edges="auto": below EDGES_EPS_ROWS the fit is the
+    equal-width one bit for bit (the reserved share back to the trees, nothing spawned);
+    from it, the "private" fit; the count it decides on is released before the edges."""
+    from dptrees.boosting._gradient import EDGES_EPS_ROWS
+    X, y = make_data()
+    n = X.shape[0]
+
+    def fit(eps, bin_edges):
+        return dp.DPGradientBoostingClassifier(
+            epsilon=eps, n_estimators=3, bounds=(LOWER, UPPER), classes=[0, 1],
+            bin_edges=bin_edges, random_state=0).fit(X, y)
+
+    small, large = 0.5 * EDGES_EPS_ROWS / n, 2.0 * EDGES_EPS_ROWS / n
+    auto, uniform = fit(small, "auto"), fit(small, "uniform")
+    assert not auto.private_edges_ and auto.binner_.table is None
+    np.testing.assert_array_equal(auto._raw(X), uniform._raw(X))
+    assert auto.epsilon_spent_ == uniform.epsilon_spent_
+    assert auto.privacy_ledger_ == uniform.privacy_ledger_
+    auto, private = fit(large, "auto"), fit(large, "private")
+    assert auto.private_edges_ and private.private_edges_
+    np.testing.assert_array_equal(auto._raw(X), private._raw(X))
+    releases = [e["release"] for e in auto.privacy_ledger_]
+    assert releases.index("initial score: class counts") < releases.index(
+        next(r for r in releases if r.startswith("bin edges")))
+    assert auto.epsilon_spent_ <= large
 
 
 def test_categorical_columns_keep_their_categories():
