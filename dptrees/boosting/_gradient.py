@@ -77,8 +77,9 @@ _EDGES_DOC = """    bin_edges : {"auto", "uniform", "private"}, default="auto"
         over heavy tails), paid with ``edges_budget`` of the budget (one more ledger
         entry; :mod:`dptrees.data.private_edges`). "auto": "private" when
         ``epsilon`` times the initial score's noisy record count (released first) is
-        at least ``EDGES_EPS_ROWS`` (10,000), else "uniform" with the edges' share
-        back to the trees (public values and a released one: no extra cost).
+        at least ``EDGES_EPS_ROWS`` (10,000) and there are at most
+        ``EDGES_MAX_FEATURES`` (16) numeric features, else "uniform" with the edges'
+        share back to the trees (public values and a released one: no extra cost).
         ``private_edges_`` says which was used. Categorical columns keep their
         categories, missing bins stay last.
     edges_budget : float or "auto", default="auto"
@@ -118,6 +119,12 @@ DEFAULT_ROUNDS = (100, 0.3)
 #: ``experiments/RESULTS.md``): from about 7,500 both gain or tie, below it California
 #: loses.
 EDGES_EPS_ROWS = 10_000
+#: ... and only for at most this many numeric features: at a fixed share the release's
+#: noise on each feature's histogram grows as ``sqrt(p)``, and wide numeric tables are
+#: mostly one-hot or binary columns, which equal-width bins already split exactly (the
+#: share is then lost to the trees: Nursery one-hot, 27 columns, lost 0.006-0.007
+#: accuracy at eps 1 and 4; California has 8, Adult's frame 5).
+EDGES_MAX_FEATURES = 16
 
 
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
@@ -431,12 +438,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     def _keeps_private_edges(self, fit):
         """Whether the pending private edges are released (the lifecycle's hook, after
-        the charge): always with ``bin_edges="private"``; with ``"auto"`` when
+        the charge): always with ``bin_edges="private"``; with ``"auto"`` when there
+        are at most :data:`EDGES_MAX_FEATURES` numeric features (public) and
         ``epsilon`` times the initial score's noisy record count, released here first,
         is at least :data:`EDGES_EPS_ROWS` (post-processing of a released value)."""
         self._release_initial_score(fit)
-        return (self.bin_edges == "private"
-                or fit.params[0] * fit.noisy_count >= EDGES_EPS_ROWS)
+        return self.bin_edges == "private" or (
+            fit.data.edges.features.size <= EDGES_MAX_FEATURES
+            and fit.params[0] * fit.noisy_count >= EDGES_EPS_ROWS)
 
     def _release(self, fit):
         """Boost on the binned rows of the source (any source: the same model)."""

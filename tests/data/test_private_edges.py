@@ -365,6 +365,14 @@ def test_boosting_auto_edges_follow_the_noisy_count():
     assert releases.index("initial score: class counts") < releases.index(
         next(r for r in releases if r.startswith("bin edges")))
     assert auto.epsilon_spent_ <= large
+    # more numeric features than EDGES_MAX_FEATURES: equal-width bins at any budget
+    from dptrees.boosting._gradient import EDGES_MAX_FEATURES
+    wide = np.tile(X, (1, EDGES_MAX_FEATURES // X.shape[1] + 1))
+    est = dp.DPGradientBoostingClassifier(
+        epsilon=large, n_estimators=3, bounds=(np.tile(LOWER, wide.shape[1] // X.shape[1]),
+                                               np.tile(UPPER, wide.shape[1] // X.shape[1])),
+        classes=[0, 1], random_state=0).fit(wide, y)
+    assert wide.shape[1] > EDGES_MAX_FEATURES and not est.private_edges_
 
 
 def test_categorical_columns_keep_their_categories():
