@@ -19,7 +19,11 @@ Data sets (``--data``):
   learnable multiclass set (the multiclass fallback must not cost it); test rows a
   fixed 20 % as for the wine;
 * ``adult``: Adult one-hot (``adult.data`` / ``adult.test``, ``small_eps_trees.py``'s
-  preparation), binary classifiers (accuracy; a check that nothing is lost).
+  preparation), binary classifiers (accuracy; a check that nothing is lost);
+* ``mnist``: MNIST digits (60,000 training images of 784 pixels in [0, 1], 10 public
+  classes; test rows the 10,000 test images; ``reproduce_geyer2017.load_mnist``), a third
+  multiclass set for the per-class fallback threshold (wide, many classes); not in the
+  default run (``--data mnist``).
 
 ``--validation`` scores on the fixed 80 % fit / 20 % validation split of each training set
 (``experiments/splits.py``; of every fold's training rows for California) instead of on
@@ -71,10 +75,11 @@ from experiments import uci_datasets as uci
 from experiments.cli import finish, sweep_parser, sweep_settings
 from experiments.splits import random_rows, validation_split
 
-DATASETS = ("california", "wine", "wine-classes", "nursery", "adult")
+DATASETS = ("california", "wine", "wine-classes", "nursery", "adult", "mnist")
+DEFAULT_DATASETS = DATASETS[:-1]
 EPSILONS = {"california": (0.01, 0.25, 1.0, 4.0), "wine": (0.1,),
             "wine-classes": (0.1,), "nursery": (0.01, 0.03, 0.1, 0.3),
-            "adult": (0.25, 1.0, 4.0)}
+            "adult": (0.25, 1.0, 4.0), "mnist": (0.002, 0.005, 0.01, 0.03)}
 N_SEEDS = 3
 ANCHOR_DRAWS = 200  # draws of the noisy mean per split: its expected MAE, not 3 draws
 QUICK_EPSILONS = (0.01, 1.0)
@@ -129,6 +134,15 @@ def _splits(name, validation, quick, data_dir):
         X, y = data.X, data.y
         folds = [validation_split(len(y))]
         public = {"bounds": data.bounds, "classes": data.classes}
+    elif name == "mnist":
+        from experiments.reproduce_geyer2017 import DEFAULT_DATA, load_mnist
+        X_train, y_train, X_test, y_test = load_mnist(
+            DEFAULT_DATA if data_dir is None else data_dir / "mnist")
+        X = np.concatenate([X_train, X_test]).astype(np.float64)
+        y = np.concatenate([y_train, y_test])
+        n = len(y_train)
+        folds = [(np.arange(n), np.arange(n, len(y)))]
+        public = {"bounds": (0.0, 1.0), "classes": np.arange(10)}
     else:
         train, test = uci.load_adult(encoding="onehot", data_dir=data_dir)
         X = np.concatenate([train.X, test.X])
@@ -287,7 +301,7 @@ def main(argv=None):
     if args.no_fallback:
         no_fallback()
     start = time.perf_counter()
-    names = args.data or (("wine", "wine-classes") if args.quick else DATASETS)
+    names = args.data or (("wine", "wine-classes") if args.quick else DEFAULT_DATASETS)
     out, texts = {}, []
     for name in names:
         epsilons, n_seeds, models = sweep_settings(args, EPSILONS[name], QUICK_EPSILONS,
