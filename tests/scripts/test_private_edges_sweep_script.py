@@ -17,7 +17,8 @@ def quick():
 
 def test_quick_mode_scores_every_setting_on_validation_rows(quick):
     assert quick["quick"] is True and quick["test"] is False and quick["n_seeds"] == 1
-    assert quick["settings"] == ["uniform", "private 0.05", "private 0.1", "private 0.2"]
+    assert quick["settings"] == ["uniform", "default", "private 0.05", "private 0.1",
+                                 "private 0.2"]
     assert set(quick["cells"]) == {"adult", "california_housing"}
     for name, res in quick["cells"].items():
         models = ("gb", "ebm") if name == "adult" else ("gb",)
@@ -27,6 +28,9 @@ def test_quick_mode_scores_every_setting_on_validation_rows(quick):
             assert set(res[model]) == {"0.1", "1"}
             for cell in res[model].values():
                 assert cell["uniform"]["diff"] == 0.0
+                # at most 2,000 rows at eps <= 1: below gradient boosting's edges
+                # threshold, so its default is the equal-width model
+                assert cell["default"]["diff"] == 0.0
                 for setting in quick["settings"]:
                     value = cell[setting]["mean"]
                     assert 0.0 <= value <= 1.0 if name == "adult" else 0.0 < value < 0.5
