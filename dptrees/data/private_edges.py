@@ -31,11 +31,11 @@ Estimators with ``bin_edges``: gradient boosting, the explainable boosting machi
 trees, forests and AdaBoost (their ``_plan_fit`` calls :func:`reserve_edges`; the federated
 estimators do not have it yet). Gradient boosting's default ``"auto"`` decides after its
 initial score (``EDGES_EPS_ROWS`` in :mod:`dptrees.boosting._gradient`) and places half of
-its bins at the quantiles, half equal-width (``quantile_share``). Categorical columns keep their categories (equal-width
-bins of their codes), and a feature's missing bin stays its last, data-independent. The
-edges' budget is reserved from the plan's total before any other release is planned
-(:func:`reserve_edges`), so the fit never spends more than its ``epsilon``; the release
-is one entry of the ledger.
+its bins at the quantiles, half equal-width (``quantile_share``). Categorical columns keep
+their categories (equal-width bins of their codes), and a feature's missing bin stays its
+last, data-independent. The edges' budget is reserved from the plan's total before any
+other release is planned (:func:`reserve_edges`), so the fit never spends more than its
+``epsilon``; the release is one entry of the ledger.
 """
 
 from typing import NamedTuple
@@ -45,9 +45,9 @@ import numpy as np
 from dptrees._constraints import AUTO, FRACTION, options
 from dptrees.data.binning import Binner
 
-__all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "BIN_EDGES_AUTO", "EDGES_BUDGET", "EDGES_PARAMS_DOC", "FINE_CELLS",
-           "N_LEVELS", "PendingEdges", "consistent_cells", "dyadic_levels",
-           "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
+__all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "BIN_EDGES_AUTO", "EDGES_BUDGET",
+           "EDGES_PARAMS_DOC", "FINE_CELLS", "N_LEVELS", "PendingEdges", "consistent_cells",
+           "dyadic_levels", "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
            "reserve_edges"]
 
 #: Fine cells per feature: the resolution of the private edges (a power of two).

@@ -22,7 +22,7 @@ proofs, federated training" in the documentation (``docs/proofs/federated.rst``)
 import math
 
 from dptrees.accounting import INTEGER_ORDERS, RDPAccountant
-from dptrees.federated._protocol import DPAggregator
+from dptrees.federated._protocol import FRAC_BITS, DPAggregator
 from dptrees.mechanisms import laplace_mechanism
 from dptrees.validation import check_positive_int
 
@@ -94,7 +94,7 @@ class LaplaceAggregator(DPAggregator):
     max_delta = 0.0
 
     def __init__(self, n_clients, sampling_probability, clip, epsilon, *, rounds=1,
-                 frac_bits=24, accountant=None, random_state=None):
+                 frac_bits=FRAC_BITS, accountant=None, random_state=None):
         self._setup(n_clients, sampling_probability, clip, epsilon, frac_bits, accountant,
                     random_state)
         if clip.adaptive:
@@ -112,27 +112,18 @@ class LaplaceAggregator(DPAggregator):
     def rounds_allowed(self, cap=1_000_000):
         return min(self.max_rounds, cap)
 
-    def aggregate(self, contributions, dimension):
-        """The noisy average update of one round: ``(sum + Laplace noise) / (q K)``.
+    def _stop_message(self):
+        return f"the {self.max_rounds} planned Laplace round(s) have run"
 
-        As :meth:`DPAggregator.aggregate`: the contributions are checked (L1 norm at
-        most the bound plus rounding) before the first round spends ``epsilon`` and
-        anything is released.
-
-        Raises
-        ------
-        RuntimeError
-            If the planned rounds have all run.
-        """
-        if not self.can_run_round():
-            raise RuntimeError(f"the {self.max_rounds} planned Laplace round(s) have run")
-        total, _, _ = self._exact_sum(contributions, dimension)
-        self.charge()
+    def _noisy_sum(self, total, within, taking_part, dimension):
+        """``total`` with discrete Laplace noise of scale ``sensitivity / epsilon_0``
+        (the L1 sensitivity of one client's contribution), composed at its amplified
+        epsilon. :meth:`DPAggregator.aggregate` checks the contributions (L1 norm at
+        most the bound plus rounding) and charges ``epsilon`` before it."""
         noisy = laplace_mechanism(total, sensitivity=self.sensitivity(dimension),
                                   epsilon=self.round_epsilon, random_state=self._noise_rng)
         self.rdp_accountant.compose_laplace(self._round_cost)
-        self.rounds += 1
-        return noisy / self.expected_clients
+        return noisy
 
     def ledger_details(self):
         return {"epsilon": self.round_epsilon}

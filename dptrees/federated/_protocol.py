@@ -528,8 +528,9 @@ class DPAggregator:
         Raises
         ------
         RuntimeError
-            If the round would push delta past ``max_delta`` (check
-            :meth:`can_run_round` first): nothing is released.
+            If the round would push delta past ``max_delta`` (a Laplace aggregator: if
+            its planned rounds have run; check :meth:`can_run_round` first): nothing is
+            released.
         ValueError
             If a contribution breaks the protocol (:meth:`check_contribution`): nothing
             is released.
@@ -540,9 +541,19 @@ class DPAggregator:
             unpickled): set a live one first.
         """
         if not self.can_run_round():
-            raise RuntimeError("this round would exceed max_delta: training must stop")
+            raise RuntimeError(self._stop_message())
         total, within, taking_part = self._exact_sum(contributions, dimension)
         self.charge()
+        noisy = self._noisy_sum(total, within, taking_part, dimension)
+        self.rounds += 1
+        return noisy / self.expected_clients
+
+    def _stop_message(self):
+        return "this round would exceed max_delta: training must stop"
+
+    def _noisy_sum(self, total, within, taking_part, dimension):
+        """The round's release of the exact ``total`` (and, with an adaptive clip, of
+        the ``within`` of the ``taking_part`` clients), composed in the accountant."""
         sensitivity = self.sensitivity(dimension)
         if self.pld_accountant is not None:
             self._check_pld_coupling(sensitivity, dimension)
@@ -561,8 +572,7 @@ class DPAggregator:
                                   self.expected_clients)
         (self.pld_accountant or self.rdp_accountant).compose_subsampled_discrete_gaussian(
             self.sampling_probability, self.noise_multiplier)
-        self.rounds += 1
-        return noisy / self.expected_clients
+        return noisy
 
     def _exact_sum(self, contributions, dimension):
         """``(sum of the vectors, clients within the bound, clients taking part)`` of
