@@ -24,7 +24,14 @@ validation rows and checked elsewhere:
 Configs: ``defaults`` (100 trees at learning rate 0.3, given explicitly), ``400 trees at
 lr 0.1`` and ``auto`` (no ``n_estimators`` / ``learning_rate`` given: the library's
 default rule; what it resolved to is printed). Every other parameter is the library
-default with the public bounds and target domain.
+default with the public bounds and target domain. The capacity of the trees at large
+budgets: ``200 trees at lr 0.15``, ``depth 3`` / ``5`` / ``6`` (the default is 4),
+``select 2`` / ``3`` / ``4`` (selected levels; the default selects up to 3 from 15,000
+of ``eps x n`` on at most 16 columns, else 2) and ``private splits`` (every level selected
+by the exponential mechanism), each with 100 trees at 0.3; ``init 0.02`` / ``0.04`` (the
+initial score's share, 0.01 by default); and ``non-private HGB``, scikit-learn's ``HistGradientBoosting*`` in the defaults'
+shape (100 trees of depth 4 at 0.3, 32 bins, categories declared): the ceiling a DP model
+of that shape can reach, not a DP model.
 
 Usage::
 
@@ -40,6 +47,8 @@ from functools import partial
 import time
 
 import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 from dptrees import (
@@ -64,8 +73,23 @@ from experiments.splits import validation_split
 CONFIGS = {
     "defaults": {"n_estimators": 100, "learning_rate": 0.3},
     "400 trees at lr 0.1": {"n_estimators": 400, "learning_rate": 0.1},
+    "200 trees at lr 0.15": {"n_estimators": 200, "learning_rate": 0.15},
+    "depth 5": {"n_estimators": 100, "learning_rate": 0.3, "max_depth": 5},
+    "depth 6": {"n_estimators": 100, "learning_rate": 0.3, "max_depth": 6},
+    "depth 3": {"n_estimators": 100, "learning_rate": 0.3, "max_depth": 3},
+    "select 2": {"n_estimators": 100, "learning_rate": 0.3, "select_depth": 2},
+    "select 3": {"n_estimators": 100, "learning_rate": 0.3, "select_depth": 3},
+    "select 4": {"n_estimators": 100, "learning_rate": 0.3, "select_depth": 4},
+    "private splits": {"n_estimators": 100, "learning_rate": 0.3, "split": "private"},
+    "init 0.02": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.02},
+    "init 0.04": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.04},
     "auto": {},
+    "non-private HGB": {},
 }
+#: The ceiling of the defaults' shape: scikit-learn's non-private
+#: ``HistGradientBoosting*`` with 100 trees of depth 4 at learning rate 0.3 and 32 bins,
+#: categorical columns declared (it ignores epsilon; not a DP model).
+REFERENCE = "non-private HGB"
 DATASETS = ("adult", "adult-frame", "california", "mushroom", "nursery")
 EPSILONS = (0.03, 0.05, 0.1)
 QUICK_EPSILONS = (0.1,)
@@ -112,6 +136,49 @@ LOADERS = {"adult": _adult, "adult-frame": _adult_frame, "california": _californ
            "mushroom": partial(_uci, "mushroom"), "nursery": partial(_uci, "nursery")}
 
 
+class _Reference:
+    """A fitted non-private ``HistGradientBoosting*`` that reads a frame's category
+    columns through the codes of its own fit (``classes_`` as the DP model's)."""
+
+    def __init__(self, model, codes):
+        self.model, self.codes = model, codes
+
+    def _encode(self, X):
+        if not self.codes:
+            return X
+        X = X.copy()
+        for column, categories in self.codes.items():
+            X[column] = pd.Categorical(X[column].astype(object).fillna("?").astype(str),
+                                       categories=categories)
+        return X
+
+    def predict(self, X):
+        return self.model.predict(self._encode(X))
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(self._encode(X))
+
+
+def non_private_reference(X, y, public, rng):
+    """:data:`REFERENCE` fitted on ``(X, y)``: a frame's string columns become pandas
+    categories (their categories from the public domain's)."""
+    codes = {}
+    if isinstance(X, pd.DataFrame):
+        codes = {c: sorted(set(X[c].astype(object).fillna("?").astype(str))
+                           | {str(v) for v in public["bounds"][c] if v is not None})
+                 for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])}
+    kind = (HistGradientBoostingRegressor if "y_bounds" in public
+            else HistGradientBoostingClassifier)
+    model = kind(max_iter=100, max_depth=4, learning_rate=0.3, max_bins=32,
+                 early_stopping=False, categorical_features="from_dtype",
+                 random_state=int(rng.integers(2**31)))
+    reference = _Reference(model, codes)
+    model.fit(reference._encode(X), y)
+    if hasattr(model, "classes_"):
+        reference.classes_ = model.classes_
+    return reference
+
+
 def score(est, X, y):
     """``(metric name, value, higher is better)``: MAE for a regressor, ROC AUC for two
     classes, accuracy for more."""
@@ -147,12 +214,16 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                     # the same seeds for every config: paired differences
                     rng = np.random.default_rng(
                         np.random.SeedSequence([36, int(round(eps * 1000)), s, p]))
-                    est = model(epsilon=eps, accountant=BudgetAccountant(), random_state=rng,
-                                **public, **CONFIGS[name]).fit(Xf, yf)
+                    if name == REFERENCE:
+                        est = non_private_reference(Xf, yf, public, rng)
+                    else:
+                        est = model(epsilon=eps, accountant=BudgetAccountant(),
+                                    random_state=rng, **public, **CONFIGS[name]).fit(Xf, yf)
                     metric, value, higher = score(est, Xs, ys)
                     per_part.append(value)
-                    resolved.add((getattr(est, "n_estimators_", est.n_estimators),
-                                  getattr(est, "learning_rate_", est.learning_rate)))
+                    if name != REFERENCE:
+                        resolved.add((getattr(est, "n_estimators_", est.n_estimators),
+                                      getattr(est, "learning_rate_", est.learning_rate)))
                 values.append(float(np.mean(per_part)))
             cell = {"value": float(np.mean(values)), "values": values,
                     "resolved": sorted(resolved), "seconds": time.perf_counter() - t0}

@@ -94,7 +94,12 @@ _EDGES_DOC = """    bin_edges : {"auto", "uniform", "private"}, default="auto"
 #: ``max_depth``): below it the selection's share is worth more as leaf accuracy. Chosen
 #: on validation rows of five data sets (``experiments/selected_splits_sweep.py``;
 #: figures in ``experiments/RESULTS.md``).
-SELECT_LEVEL_EPS_ROWS = (1_000, 10_000)
+SELECT_LEVEL_EPS_ROWS = (1_000, 10_000, 15_000)
+#: ... the third level only for at most this many features: on a wide one-hot table
+#: (Adult one-hot, about 100 columns) it lost 0.001-0.002 AUC up to 17,500, while
+#: California Housing (8), Adult as a frame (12) and Nursery (8) gained or tied from
+#: 11,000 (``experiments/boosting_rounds_sweep.py``'s ``select`` configs).
+SELECT_THIRD_MAX_FEATURES = 16
 #: Where the selection cannot be used (Laplace noise, PLD accounting), ``split="auto"``
 #: draws guided splits when ``epsilon * noisy record count`` is at least this: below it the
 #: split prior's histogram is too noisy to pay for its share of the budget. Chosen on
@@ -178,7 +183,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     # -- budget -------------------------------------------------------------------------
 
-    def _structure_candidates(self):
+    def _structure_candidates(self, n_features):
         """The ``(split, select_depth)`` pairs this fit may use, the fallback first (its
         releases must be realisable; the others are candidates only if theirs are).
 
@@ -186,7 +191,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         ``select_depth="auto"`` says so; where the selection is not used (Laplace noise,
         PLD accounting), blind splits guided by a split prior from
         :data:`GUIDED_MIN_EPS_ROWS`, unless the trees are subsampled."""
-        depths = self._select_depth_candidates()
+        depths = self._select_depth_candidates(n_features)
         if self.split != "auto":
             return [(self.split, depth) for depth in depths]
         if self.subsample is not None or self._gaussian_rdp():
@@ -232,17 +237,19 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             return GUIDED_MIN_EPS_ROWS
         return SELECT_LEVEL_EPS_ROWS[select_depth - 1]
 
-    def _select_depth_candidates(self):
+    def _select_depth_candidates(self, n_features):
         """The selected depths this fit may use: ``select_depth``, or ``"auto"``'s
         choices: 0, and with ``split="auto"``, Gaussian noise accounted in Renyi DP and no
-        subsample, 1 up to ``len(SELECT_LEVEL_EPS_ROWS)`` (at most ``max_depth``). (With
+        subsample, 1 up to ``len(SELECT_LEVEL_EPS_ROWS)`` (at most ``max_depth``, and
+        2 for more than :data:`SELECT_THIRD_MAX_FEATURES` features, public). (With
         Laplace noise the selection cost the leaves more than it gave on validation rows,
         ``experiments/selected_splits_sweep.py --noise laplace``; PLD accounting has no
         event for it.)"""
         if not isinstance(self.select_depth, str):
             return (self.select_depth,)
         if self.split == "auto" and self.subsample is None and self._gaussian_rdp():
-            return tuple(range(min(len(SELECT_LEVEL_EPS_ROWS), self.max_depth) + 1))
+            levels = len(SELECT_LEVEL_EPS_ROWS) - (n_features > SELECT_THIRD_MAX_FEATURES)
+            return tuple(range(min(levels, self.max_depth) + 1))
         return (0,)
 
     def _private_levels(self, split):
@@ -404,7 +411,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fit.edges_budget = reserve_edges(plan, fit.data)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)
-        structures = self._structure_candidates()
+        structures = self._structure_candidates(source.n_features)
         fit.realisable = []
         for rounds in self._rounds_candidates():
             n_trees = rounds[0] * loss.n_outputs
@@ -598,10 +605,10 @@ _COMMON_PARAMS_DOC = """
         of them, noisily; see :mod:`dptrees.boosting._split_selection`) instead of drawn
         blindly; 0 draws them all. ``"auto"``: with ``split="auto"``, 1 (the root) when
         ``epsilon`` times the noisy record count of the initial score is at least 1,000,
-        2 from 10,000 (at most ``max_depth``), else 0 (below, the selection's share is
-        worth more to the leaves); with any other ``split``, with Laplace noise,
-        ``accounting="pld"`` or ``subsample``, 0. Each selected level costs one more
-        pass over the rows per tree.
+        2 from 10,000, 3 from 15,000 with at most 16 features (at most ``max_depth``),
+        else 0 (below, the selection's share is worth more to the leaves); with any other ``split``, with
+        Laplace noise, ``accounting="pld"`` or ``subsample``, 0. Each selected level
+        costs one more pass over the rows per tree.
         A depth of 1 or more needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
         noise). The depth used is ``select_depth_``.
     split_fraction : float, default=0.3

@@ -116,11 +116,11 @@ def selections(est):
 
 
 @pytest.mark.parametrize("epsilon, expected", [(0.2, 0), (0.5, 1), (2.0, 1), (3.0, 2),
-                                               (8.0, 2)])
+                                               (3.5, 2), (4.0, 3), (8.0, 3)])
 def test_auto_resolves_from_epsilon_times_the_noisy_count(epsilon, expected):
     # 4,000 records: eps x n is 800 (below SELECT_LEVEL_EPS_ROWS), 2,000 or 8,000 (the
-    # root), 12,000 or 32,000 (two levels: "auto" selects no more)
-    assert _gradient.SELECT_LEVEL_EPS_ROWS == (1_000, 10_000)
+    # root), 12,000 or 14,000 (two levels), 16,000 or 32,000 (three: the trees have 3)
+    assert _gradient.SELECT_LEVEL_EPS_ROWS == (1_000, 10_000, 15_000)
     X, y = one_informative_feature()
     auto = boosting_classifier(epsilon=epsilon).fit(X, y)
     assert auto.split_ == "random" and auto.select_depth_ == expected

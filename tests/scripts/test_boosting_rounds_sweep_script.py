@@ -8,6 +8,8 @@ absent.
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from support import import_uci_experiment
@@ -32,8 +34,11 @@ def test_quick_mode(script, tmp_path, capsys):
         cell = by_eps[script.QUICK_EPSILONS[0]]
         assert 0 <= cell["value"] <= 1 and len(cell["values"]) == 1
         assert math.isfinite(cell["seconds"])
-        if name != "auto":
-            assert cell["resolved"] == [tuple(script.CONFIGS[name].values())]
+        config = script.CONFIGS[name]
+        if name == script.REFERENCE:  # not a DP model: nothing resolved
+            assert cell["resolved"] == []
+        elif name != "auto":
+            assert cell["resolved"] == [(config["n_estimators"], config["learning_rate"])]
     printed = capsys.readouterr().out
     assert "[" in printed and "eps x n" in printed
 
@@ -41,3 +46,18 @@ def test_quick_mode(script, tmp_path, capsys):
 def test_unknown_data_set_is_refused(script):
     with pytest.raises(SystemExit):
         script.main(["--quick", "--data", "no such data"])
+
+
+def test_reference_reads_a_frame_through_its_public_categories(script):
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "blue", None], 400)
+    X = pd.DataFrame({"x": rng.random(400), "colour": colour})
+    y = np.where(colour == "red", "yes", "no")
+    public = {"bounds": {"x": (0, 1), "colour": ["red", "blue", "green", None]},
+              "classes": np.array(["no", "yes"])}
+    model = script.non_private_reference(X, y, public, rng)
+    assert list(model.classes_) == ["no", "yes"]
+    # a category of the domain never seen in the fit is still read
+    new = pd.DataFrame({"x": [0.5, 0.5, 0.5], "colour": ["red", "green", None]})
+    assert model.predict(new)[0] == "yes"
+    assert model.predict_proba(new).shape == (3, 2)
