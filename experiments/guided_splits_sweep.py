@@ -102,6 +102,12 @@ def _fit_and_validation_rows(n_rows, quick):
     return tuple(rows[part] for part in validation_split(len(rows)))
 
 
+def _regression_scores(errors, scale=1.0):
+    """MAE (the compared metric) and RMSE (printed beside it), in units of ``scale``."""
+    return {"mae": float(np.mean(np.abs(errors))) / scale,
+            "rmse": float(np.sqrt(np.mean(np.square(errors)))) / scale}
+
+
 def _adult_age_cells(data_dir, quick):
     """A second regression task on other data than California Housing: a person's age
     from the other Adult columns (ordinal; the income label as one more 0/1 column),
@@ -121,7 +127,7 @@ def _adult_age_cells(data_dir, quick):
         est = DPGradientBoostingRegressor(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
                                           accountant=BudgetAccountant(), random_state=rng,
                                           **params).fit(X[fit], y[fit])
-        return {"mae": float(np.mean(np.abs(est.predict(X[val]) - y[val]))) / scale}
+        return _regression_scores(est.predict(X[val]) - y[val], scale)
 
     return [(len(fit), fit_score)]
 
@@ -154,7 +160,7 @@ def _california_cells(data_dir, n_folds, test_folds=False):
             est = DPGradientBoostingRegressor(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
                                               accountant=BudgetAccountant(),
                                               random_state=rng, **params).fit(X[fit], y[fit])
-            return {"mae": float(np.mean(np.abs(est.predict(X[val]) - y[val])))}
+            return _regression_scores(est.predict(X[val]) - y[val])
         cells.append((len(fit), fit_score))
     return cells
 
@@ -215,7 +221,8 @@ def format_results(results, note=""):
     lines = []
     for name, res in results["datasets"].items():
         metric = res["metric"]
-        extra = "accuracy" if metric == "auc" else None
+        extra = {"auc": "accuracy", "mae": "rmse"}.get(metric)
+        label = {"accuracy": "acc", "rmse": "rmse"}.get(extra)
         where = "TEST folds" if results.get("test_folds") else "validation"
         lines.append(f"{name}: {where} {metric.upper()}, {len(res['n_fit'])} split(s) x "
                      f"{res['n_seeds']} seed(s), fit rows {res['n_fit']}"
@@ -225,14 +232,14 @@ def format_results(results, note=""):
         head = (f"{'eps':>6}{'eps x n':>10}" + "".join(f"{s:>{width}}" for s in settings)
                 + f"{challenger + '-' + base:>{diff_width}}{'2 SE':>8}")
         if extra:
-            head += "".join(f"{'acc ' + s:>{width + 4}}" for s in settings)
+            head += "".join(f"{label + ' ' + s:>{width + 5}}" for s in settings)
         lines.append(head)
         for eps, c in res["cells"].items():
             line = (f"{eps:>6}{c['eps_rows']:>10.0f}"
                     + "".join(f"{c[s][metric]:>{width}.4f}" for s in settings)
                     + f"{c['diff']:>+{diff_width}.4f}{c['diff_2se']:>8.4f}")
             if extra:
-                line += "".join(f"{c[s][extra]:>{width + 4}.4f}" for s in settings)
+                line += "".join(f"{c[s][extra]:>{width + 5}.4f}" for s in settings)
             lines.append(line)
         lines.append("")
     lines.append(note)

@@ -910,7 +910,7 @@ def test_audit_sparse_split_prior_release(record_audit, monkeypatch, noise, p, k
                                           epsilon, scale):
     res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, n_active, N_CAL,
                                            N_TEST, 19, epsilon)
-    np.testing.assert_allclose(shift, -scale * 0.3, rtol=1e-6)  # gradient_clip 0.3
+    np.testing.assert_allclose(shift, -scale * regressor().gradient_clip, rtol=1e-6)
     record_audit(res, claim).assert_within(claim)
     assert res.epsilon_lower_bound > 0.1
 
@@ -931,7 +931,7 @@ def test_control_sparse_prior_without_clipping_is_flagged(record_audit, monkeypa
     monkeypatch.setattr(_rows, "clip_active", no_clipping)
     res, claim, shift = sparse_prior_audit(monkeypatch, noise, p, k, p, N_CAL_CONTROL,
                                            N_TEST_CONTROL, 20, epsilon)
-    np.testing.assert_allclose(shift, -0.3, rtol=1e-6)
+    np.testing.assert_allclose(shift, -regressor().gradient_clip, rtol=1e-6)
     record_audit(res, claim)
     assert not res.check(claim), res.summary()
 
@@ -1010,7 +1010,8 @@ def leaf_noise_samples(monkeypatch, n_trees=300):
     # the budget of the G release follows from zcdp_budget and the documented split
     total = zcdp_budget(2.0, 1e-6)
     assert math.isclose(budget, (1 - 0.01) * total / 4 * (1 - _common._HESSIAN_SHARE))
-    assert g_calls[0]["sensitivity"] == ctx.g_sens == math.ceil(0.3 * ctx.g_scale) / ctx.g_scale
+    sensitivity = math.ceil(est.gradient_clip * ctx.g_scale) / ctx.g_scale
+    assert g_calls[0]["sensitivity"] == ctx.g_sens == sensitivity
     std = ctx.g_sens / math.sqrt(2.0 * budget)  # noise_multiplier * sensitivity
     return noise, std
 

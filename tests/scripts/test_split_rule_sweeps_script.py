@@ -65,11 +65,25 @@ def test_selected_quick_mode_compares_every_setting_on_validation_rows(quick_sel
 @pytest.mark.parametrize("param, settings, datasets", [
     ("noise_reg", ["noise_reg 3", "noise_reg 8"], ("california_housing", "adult_age")),
     ("gradient_clip", ["clip 1", "clip 0.5"], ("adult", "mushroom", "nursery")),
+    ("regressor_bins", ["32 bins", "64 bins"], ("california_housing", "adult_age")),
 ])
 def test_boosting_defaults_quick_mode(param, settings, datasets):
     # The sweep behind the regressor's noise_reg and the classifier's gradient_clip
     quick = run_quick_sweep("boosting_defaults_sweep", ["--quick", "--param", param])
     check_sweep(quick, settings, settings, datasets)
+
+
+def test_regressor_clip_quick_mode_prints_rmse_beside_mae():
+    # The sweep behind the regressor's gradient_clip: five clips, two compared
+    quick = run_quick_sweep("boosting_defaults_sweep", ["--quick", "--param",
+                                                        "regressor_clip"])
+    settings = ["clip 0.1", "clip 0.15", "clip 0.2", "clip 0.3", "clip 0.5"]
+    check_sweep(quick, settings, ["clip 0.3", "clip 0.2"],
+                ("california_housing", "adult_age"))
+    for res in quick["datasets"].values():
+        for cell in res["cells"].values():
+            for setting in settings:
+                assert cell[setting]["rmse"] >= cell[setting]["mae"] > 0
 
 
 def test_selected_deeper_quick_mode_compares_the_levels_below_the_root():
