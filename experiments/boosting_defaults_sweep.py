@@ -23,7 +23,11 @@ default now, is 0.5 up to epsilon 4 and rises to 1 at 8; run ``--eps ... 8`` to 
 ``--param regressor_clip`` and ``--param regressor_bins`` (regression, issue 36's
 California target): the regressor's ``gradient_clip`` 0.1, 0.15 (its default now), 0.2,
 0.3 (its default until then) and 0.5, and its ``n_bins`` 32 (the default) against 64, on
-the same two regression tasks; RMSE is printed beside the MAE.
+the same two regression tasks; RMSE is printed beside the MAE. ``--param
+classifier_clip``: the classifier's ``gradient_clip`` 0.25 and 0.35 against 0.5 (its
+``"auto"`` value up to epsilon 4). ``--param ebm_regressor_clip``: the explainable
+boosting regressor's ``gradient_clip`` 0.15 against its 0.3 (a setting's ``"estimator"``
+key picks the estimator, ``experiments/guided_splits_sweep.py``).
 
 Usage::
 
@@ -53,6 +57,13 @@ SWEEPS = {
         ("adult", "mushroom", "nursery"),
         "The classifier's gradient_clip='auto' is 0.5 up to eps 4, rising to 1 at eps 8.",
     ),
+    "classifier_clip": (
+        {"clip 0.25": {"gradient_clip": 0.25}, "clip 0.35": {"gradient_clip": 0.35},
+         "clip 0.5": {"gradient_clip": 0.5}},
+        ("clip 0.5", "clip 0.35"),
+        ("adult", "mushroom", "nursery"),
+        "The classifier's gradient_clip='auto' (see experiments/RESULTS.md).",
+    ),
     "regressor_clip": (
         {"clip 0.1": {"gradient_clip": 0.1}, "clip 0.15": {"gradient_clip": 0.15},
          "clip 0.2": {"gradient_clip": 0.2}, "clip 0.3": {"gradient_clip": 0.3},
@@ -60,6 +71,13 @@ SWEEPS = {
         ("clip 0.3", "clip 0.2"),
         ("california_housing", sweep.ADULT_AGE),
         "The regressor's gradient_clip is 0.15 (was 0.3; see experiments/RESULTS.md).",
+    ),
+    "ebm_regressor_clip": (
+        {"EBM clip 0.15": {"estimator": "ebm", "gradient_clip": 0.15},
+         "EBM clip 0.3": {"estimator": "ebm", "gradient_clip": 0.3}},
+        ("EBM clip 0.3", "EBM clip 0.15"),
+        ("california_housing", sweep.ADULT_AGE),
+        "The explainable boosting regressor's gradient_clip (see experiments/RESULTS.md).",
     ),
     "regressor_bins": (
         {"32 bins": {"n_bins": 32}, "64 bins": {"n_bins": 64}},

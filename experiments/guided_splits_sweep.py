@@ -47,6 +47,8 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from dptrees import (
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
     BudgetAccountant,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
@@ -78,15 +80,27 @@ METRICS = {"adult": "auc", "california_housing": "mae", "mushroom": "accuracy",
 QUICK_UCI_ROWS = 2000
 
 
+#: The estimators a setting can name with its ``"estimator"`` key (default ``"gb"``):
+#: ``(classifier, regressor)``.
+ESTIMATORS = {"gb": (DPGradientBoostingClassifier, DPGradientBoostingRegressor),
+              "ebm": (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor)}
+
+
+def _estimator(params, regression):
+    """The class a setting's ``params`` name and the rest of its parameters."""
+    params = dict(params)
+    return ESTIMATORS[params.pop("estimator", "gb")][regression], params
+
+
 def _adult_cells(data_dir, quick):
     Xf, yf, Xv, yv, classes, bounds = small_eps_trees.load(validation=True, quick=quick,
                                                            data_dir=data_dir)
     positive = yv == classes[1]
 
     def fit_score(params, eps, rng):
-        est = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, classes=classes,
-                                           accountant=BudgetAccountant(), random_state=rng,
-                                           **params).fit(Xf, yf)
+        model, params = _estimator(params, False)
+        est = model(epsilon=eps, bounds=bounds, classes=classes,
+                    accountant=BudgetAccountant(), random_state=rng, **params).fit(Xf, yf)
         proba = est.predict_proba(Xv)[:, 1]
         return {"auc": float(roc_auc_score(positive, proba)),
                 "accuracy": float(np.mean((proba > 0.5) == positive))}
@@ -124,9 +138,10 @@ def _adult_age_cells(data_dir, quick):
     scale = y_bounds[1] - y_bounds[0]
 
     def fit_score(params, eps, rng):
-        est = DPGradientBoostingRegressor(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
-                                          accountant=BudgetAccountant(), random_state=rng,
-                                          **params).fit(X[fit], y[fit])
+        model, params = _estimator(params, True)
+        est = model(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
+                    accountant=BudgetAccountant(), random_state=rng,
+                    **params).fit(X[fit], y[fit])
         return _regression_scores(est.predict(X[val]) - y[val], scale)
 
     return [(len(fit), fit_score)]
@@ -137,10 +152,10 @@ def _uci_cells(name, data_dir, quick):
     fit, val = _fit_and_validation_rows(len(data.y), quick)
 
     def fit_score(params, eps, rng):
-        est = DPGradientBoostingClassifier(epsilon=eps, bounds=data.bounds,
-                                           classes=data.classes,
-                                           accountant=BudgetAccountant(), random_state=rng,
-                                           **params).fit(data.X[fit], data.y[fit])
+        model, params = _estimator(params, False)
+        est = model(epsilon=eps, bounds=data.bounds, classes=data.classes,
+                    accountant=BudgetAccountant(), random_state=rng,
+                    **params).fit(data.X[fit], data.y[fit])
         return {"accuracy": float(np.mean(est.predict(data.X[val]) == data.y[val]))}
 
     return [(len(fit), fit_score)]
@@ -157,9 +172,10 @@ def _california_cells(data_dir, n_folds, test_folds=False):
     cells = []
     for fit, val in parts:
         def fit_score(params, eps, rng, fit=fit, val=val):
-            est = DPGradientBoostingRegressor(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
-                                              accountant=BudgetAccountant(),
-                                              random_state=rng, **params).fit(X[fit], y[fit])
+            model, params = _estimator(params, True)
+            est = model(epsilon=eps, bounds=bounds, y_bounds=y_bounds,
+                        accountant=BudgetAccountant(), random_state=rng,
+                        **params).fit(X[fit], y[fit])
             return _regression_scores(est.predict(X[val]) - y[val])
         cells.append((len(fit), fit_score))
     return cells

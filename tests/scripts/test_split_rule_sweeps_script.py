@@ -62,15 +62,22 @@ def test_selected_quick_mode_compares_every_setting_on_validation_rows(quick_sel
                 ("adult", "california_housing", "mushroom", "nursery"))
 
 
-@pytest.mark.parametrize("param, settings, datasets", [
-    ("noise_reg", ["noise_reg 3", "noise_reg 8"], ("california_housing", "adult_age")),
-    ("gradient_clip", ["clip 1", "clip 0.5"], ("adult", "mushroom", "nursery")),
-    ("regressor_bins", ["32 bins", "64 bins"], ("california_housing", "adult_age")),
+@pytest.mark.parametrize("param, settings, compared, datasets", [
+    ("noise_reg", ["noise_reg 3", "noise_reg 8"], ["noise_reg 3", "noise_reg 8"],
+     ("california_housing", "adult_age")),
+    ("gradient_clip", ["clip 1", "clip 0.5"], ["clip 1", "clip 0.5"],
+     ("adult", "mushroom", "nursery")),
+    ("regressor_bins", ["32 bins", "64 bins"], ["32 bins", "64 bins"],
+     ("california_housing", "adult_age")),
+    ("classifier_clip", ["clip 0.25", "clip 0.35", "clip 0.5"], ["clip 0.5", "clip 0.35"],
+     ("adult", "mushroom", "nursery")),
+    ("ebm_regressor_clip", ["EBM clip 0.15", "EBM clip 0.3"],
+     ["EBM clip 0.3", "EBM clip 0.15"], ("california_housing", "adult_age")),
 ])
-def test_boosting_defaults_quick_mode(param, settings, datasets):
-    # The sweep behind the regressor's noise_reg and the classifier's gradient_clip
+def test_boosting_defaults_quick_mode(param, settings, compared, datasets):
+    # The sweeps behind the boosting defaults (noise_reg, the gradient clips, n_bins)
     quick = run_quick_sweep("boosting_defaults_sweep", ["--quick", "--param", param])
-    check_sweep(quick, settings, settings, datasets)
+    check_sweep(quick, settings, compared, datasets)
 
 
 def test_regressor_clip_quick_mode_prints_rmse_beside_mae():
