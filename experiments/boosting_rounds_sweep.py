@@ -81,6 +81,8 @@ CONFIGS = {
     "select 3": {"n_estimators": 100, "learning_rate": 0.3, "select_depth": 3},
     "select 4": {"n_estimators": 100, "learning_rate": 0.3, "select_depth": 4},
     "private splits": {"n_estimators": 100, "learning_rate": 0.3, "split": "private"},
+    "split 0.2": {"n_estimators": 100, "learning_rate": 0.3, "split_fraction": 0.2},
+    "split 0.45": {"n_estimators": 100, "learning_rate": 0.3, "split_fraction": 0.45},
     "init 0.02": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.02},
     "init 0.04": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.04},
     "auto": {},
