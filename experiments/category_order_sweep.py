@@ -24,7 +24,13 @@ This script measures the lever on Adult as a frame with its public domain
   sensitivity). The order is post-processing (the noisy rate ``max(pos, 0) / (max(pos,
   0) + max(neg, 0))``, 1/2 where both are 0). The model is then fitted with ``(1 - s)
   epsilon`` and ``delta``; by sequential composition the pipeline is ``(epsilon,
-  delta)``-DP.
+  delta)``-DP;
+* ``Gaussian order s``: the same counts with Gaussian noise on the share ``s`` of the zCDP
+  budget ``rho = zcdp_budget(epsilon, delta)`` (L2 sensitivity ``sqrt(c)``), as a release
+  inside the library's plan would be; the model is fitted with the largest ``epsilon'``
+  whose zCDP budget is at most ``(1 - s) rho`` (:func:`model_epsilon`). Every release of
+  the binary classifier is zCDP (it never falls back), so the two compose to ``rho``-zCDP,
+  which converts to ``(epsilon, delta)``.
 
 Usage::
 
@@ -36,22 +42,27 @@ Usage::
 they are for research, never for a release.
 """
 
+import math
 import time
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from dptrees import BudgetAccountant, DPGradientBoostingClassifier
-from dptrees.mechanisms import laplace_mechanism
+from dptrees.mechanisms import gaussian_mechanism, laplace_mechanism
+from dptrees.privacy.zcdp import zcdp_budget
 
 from experiments.adult_dataframe import read_frames
 from experiments.cli import config_table, gain_over_defaults, record_cell, sweep_main
 from experiments.sbdt_levers import load_frame
 from experiments.small_eps_trees import QUICK_ROWS
 
-#: config -> the share of epsilon spent on the order (None: no release).
-CONFIGS = {"defaults": None, "oracle order": None, "private order 0.05": 0.05,
-           "private order 0.1": 0.1}
+#: config -> (noise, share of the budget spent on the order); None: no release.
+CONFIGS = {"defaults": None, "oracle order": None,
+           "private order 0.05": ("laplace", 0.05), "private order 0.1": ("laplace", 0.1),
+           "Gaussian order 0.02": ("gaussian", 0.02),
+           "Gaussian order 0.05": ("gaussian", 0.05)}
+DELTA = 1e-6  # the estimators' default
 EPSILONS = (0.03, 0.1, 0.25, 1.0)
 QUICK_EPSILONS = (0.1,)
 N_SEEDS = 8
@@ -90,9 +101,33 @@ def noisy_tables(tables, epsilon, rng):
     flat = np.concatenate([t.ravel() for t in tables.values()])
     noisy = laplace_mechanism(flat, sensitivity=float(len(tables)), epsilon=epsilon,
                               random_state=rng)
+    return _unflatten(noisy, tables)
+
+
+def gaussian_tables(tables, rho, rng):
+    """``tables`` released at once with Gaussian noise, ``rho``-zCDP: L2 sensitivity the
+    square root of the number of tables (one record is one count in each)."""
+    flat = np.concatenate([t.ravel() for t in tables.values()])
+    noisy = gaussian_mechanism(flat, sensitivity=math.sqrt(len(tables)),
+                               noise_multiplier=1.0 / math.sqrt(2.0 * rho), random_state=rng)
+    return _unflatten(noisy, tables)
+
+
+def model_epsilon(epsilon, delta, rest):
+    """The largest ``epsilon'`` (by bisection) whose zCDP budget at ``delta`` is at most
+    the share ``rest`` of ``epsilon``'s: the model's releases, all zCDP, then compose with
+    the order's ``(1 - rest) rho`` to at most ``zcdp_budget(epsilon, delta)``."""
+    target, low, high = rest * zcdp_budget(epsilon, delta), 0.0, epsilon
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if zcdp_budget(mid, delta) <= target else (low, mid)
+    return low
+
+
+def _unflatten(flat, tables):
     out, start = {}, 0
     for column, table in tables.items():
-        out[column] = noisy[start:start + table.size].reshape(table.shape)
+        out[column] = flat[start:start + table.size].reshape(table.shape)
         start += table.size
     return out
 
@@ -116,7 +151,7 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                "n_scored": int(len(ys)), "epsilons": list(epsilons), "n_seeds": n_seeds,
                "categorical": list(exact), "cells": {}}
     for name in configs:
-        share = CONFIGS[name]
+        noise, share = CONFIGS[name] or (None, None)
         for eps in epsilons:
             t0 = time.perf_counter()
             aucs, accs = [], []
@@ -127,14 +162,18 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                 model_eps = eps
                 if name == "oracle order":
                     public = ordered_domain(domain, exact)
-                elif share is not None:
+                elif noise == "laplace":
                     public = ordered_domain(domain, noisy_tables(exact, share * eps,
                                                                  order_rng))
                     model_eps = (1.0 - share) * eps
+                elif noise == "gaussian":
+                    rho = share * zcdp_budget(eps, DELTA)
+                    public = ordered_domain(domain, gaussian_tables(exact, rho, order_rng))
+                    model_eps = model_epsilon(eps, DELTA, 1.0 - share)
                 else:
                     public = domain
                 est = DPGradientBoostingClassifier(
-                    epsilon=model_eps, bounds=public, classes=classes,
+                    epsilon=model_eps, delta=DELTA, bounds=public, classes=classes,
                     accountant=BudgetAccountant(), random_state=model_rng).fit(Xf, yf)
                 proba = est.predict_proba(Xs)[:, 1]
                 aucs.append(float(roc_auc_score(scored_positive, proba)))

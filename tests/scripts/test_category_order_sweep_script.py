@@ -55,3 +55,19 @@ def test_noisy_tables_have_laplace_noise_of_the_documented_scale(script):
     scale = 2 / 0.5  # L1 sensitivity: one count in each of the 2 tables
     assert sps.kstest(noise, "laplace", args=(0, scale)).pvalue > 1e-3
     assert sps.kstest(noise, "laplace", args=(0, scale / 2)).pvalue < 1e-6
+
+
+def test_gaussian_order_and_the_model_share_compose_within_the_budget(script):
+    from dptrees.privacy.zcdp import zcdp_budget
+    for eps in (0.03, 1.0):
+        rho = zcdp_budget(eps, script.DELTA)
+        model_eps = script.model_epsilon(eps, script.DELTA, 0.95)
+        assert model_eps < eps
+        assert zcdp_budget(model_eps, script.DELTA) <= 0.95 * rho
+        assert zcdp_budget(model_eps * 1.001, script.DELTA) > 0.95 * rho * 0.99
+    tables = {"a": np.zeros((200, 2)), "b": np.zeros((200, 2)), "c": np.zeros((200, 2))}
+    noisy = script.gaussian_tables(tables, 0.02, np.random.default_rng(1))
+    noise = np.concatenate([t.ravel() for t in noisy.values()])
+    std = math.sqrt(3) / math.sqrt(2 * 0.02)  # L2 sensitivity sqrt(3 tables)
+    assert sps.kstest(noise, "norm", args=(0, std)).pvalue > 1e-3
+    assert sps.kstest(noise, "norm", args=(0, std / math.sqrt(3))).pvalue < 1e-6
