@@ -30,9 +30,9 @@ budgets: ``200 trees at lr 0.15``, ``depth 3`` / ``5`` / ``6`` (the default is 4
 of ``eps x n`` on at most 16 columns, else 2) and ``private splits`` (every level selected
 by the exponential mechanism), each with 100 trees at 0.3; ``split 0.2`` / ``0.45`` (the
 selected levels' share, 0.3 by default); ``init 0.02`` / ``0.04`` (the initial score's
-share, 0.01 by default); and ``non-private HGB``, scikit-learn's ``HistGradientBoosting*`` in the defaults'
-shape (100 trees of depth 4 at 0.3, 32 bins, categories declared): the ceiling a DP model
-of that shape can reach, not a DP model.
+share, 0.01 by default); and ``non-private HGB``, scikit-learn's
+``HistGradientBoosting*`` in the defaults' shape (100 trees of depth 4 at 0.3, 32 bins,
+categories declared): the ceiling a DP model of that shape can reach, not a DP model.
 
 Usage::
 

@@ -606,9 +606,9 @@ _COMMON_PARAMS_DOC = """
         blindly; 0 draws them all. ``"auto"``: with ``split="auto"``, 1 (the root) when
         ``epsilon`` times the noisy record count of the initial score is at least 1,000,
         2 from 10,000, 3 from 15,000 with at most 16 features (at most ``max_depth``),
-        else 0 (below, the selection's share is worth more to the leaves); with any other ``split``, with
-        Laplace noise, ``accounting="pld"`` or ``subsample``, 0. Each selected level
-        costs one more pass over the rows per tree.
+        else 0 (below, the selection's share is worth more to the leaves); with any
+        other ``split``, with Laplace noise, ``accounting="pld"`` or ``subsample``, 0.
+        Each selected level costs one more pass over the rows per tree.
         A depth of 1 or more needs no ``subsample`` and ``accounting="rdp"`` (or Laplace
         noise). The depth used is ``select_depth_``.
     split_fraction : float, default=0.3

@@ -1,8 +1,9 @@
 """Smoke tests of ``experiments/guided_splits_sweep.py``,
 ``experiments/selected_splits_sweep.py`` (the rules of gradient boosting's ``split="auto"``
 and ``select_depth="auto"``, on validation rows; the second also on UCI Mushroom and
-Nursery, and with ``--deeper`` on the levels below the root) and ``experiments/boosting_defaults_sweep.py`` (the regressor's ``noise_reg``, the
-classifier's ``gradient_clip``).
+Nursery, and with ``--deeper`` on the levels below the root) and
+``experiments/boosting_defaults_sweep.py`` (the regressor's ``noise_reg``, the gradient
+clips of the classifier and the regressors, the regressor's ``n_bins``).
 
 Runs each one's ``--quick`` mode once and checks the structure and sanity of the results,
 never the figures that chose the rules. Skipped where the module or the shared data is
