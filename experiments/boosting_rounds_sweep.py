@@ -139,6 +139,11 @@ LOADERS = {"adult": _adult, "adult-frame": _adult_frame, "california": _californ
            "mushroom": partial(_uci, "mushroom"), "nursery": partial(_uci, "nursery")}
 
 
+def _category_text(column):
+    """A frame column's values as text, a missing value as ``"?"``: one category each."""
+    return column.astype(object).fillna("?").astype(str)
+
+
 class _Reference:
     """A fitted non-private ``HistGradientBoosting*`` that reads a frame's category
     columns through the codes of its own fit (``classes_`` as the DP model's)."""
@@ -151,8 +156,7 @@ class _Reference:
             return X
         X = X.copy()
         for column, categories in self.codes.items():
-            X[column] = pd.Categorical(X[column].astype(object).fillna("?").astype(str),
-                                       categories=categories)
+            X[column] = pd.Categorical(_category_text(X[column]), categories=categories)
         return X
 
     def predict(self, X):
@@ -167,7 +171,7 @@ def non_private_reference(X, y, public, rng):
     categories (their categories from the public domain's)."""
     codes = {}
     if isinstance(X, pd.DataFrame):
-        codes = {c: sorted(set(X[c].astype(object).fillna("?").astype(str))
+        codes = {c: sorted(set(_category_text(X[c]))
                            | {str(v) for v in public["bounds"][c] if v is not None})
                  for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])}
     kind = (HistGradientBoostingRegressor if "y_bounds" in public
