@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dptrees.data.binning import column_bins
+
 __all__ = ["FeatureBins", "feature_bins"]
 
 
@@ -96,10 +98,7 @@ def feature_bins(estimator, feature_names):
     numeric_missing = {} if encoding is None else dict(encoding.missing)
 
     def bins_of(j, values):
-        # the model's own binning of these public values in column j (as predict does)
-        probe = np.repeat(binner.lower[None, :], len(values), axis=0)
-        probe[:, j] = values
-        return binner.transform(np.ascontiguousarray(probe))[:, j].astype(np.intp)
+        return column_bins(binner, j, values).astype(np.intp)
 
     out = []
     for j in range(n_features):

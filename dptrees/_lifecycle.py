@@ -62,6 +62,7 @@ class Fit:
         self.data = None
         self.plan = None
         self.edges_budget = 0.0  # the private edges' budget, reserved by _plan_fit
+        self.order_budget = 0.0  # the category order's budget, reserved by _plan_fit
 
 
 def run_fit(estimator, X, y, sample_weight=None, **data_params):
@@ -74,7 +75,7 @@ def run_fit(estimator, X, y, sample_weight=None, **data_params):
         fit.data = data
         fit.plan = estimator._plan_fit(fit)
         fit.plan.charge(fit.accountant, type(estimator).__name__)
-        if getattr(data, "edges", None) is not None:
+        if getattr(data, "pending", False):
             fit.data = _bin_privately(estimator, fit)
         estimator._release(fit)
     estimator._record(fit)
@@ -82,16 +83,25 @@ def run_fit(estimator, X, y, sample_weight=None, **data_params):
 
 
 def _bin_privately(estimator, fit):
-    """The rows binned with their private edges, released with the budget ``_plan_fit``
-    reserved for them on a generator of their own (spawned only for such fits); or, if
-    the estimator's ``_keeps_private_edges(fit)`` says no, binned over the public bounds,
-    the reserved budget restored to the plan (and nothing spawned: the fit is then the
-    one it would have been with equal-width bins)."""
-    if not fit.edges_budget > 0:
-        raise RuntimeError("private bin edges need their budget reserved by _plan_fit")
-    keeps = getattr(estimator, "_keeps_private_edges", None)
-    if keeps is not None and not keeps(fit):
-        fit.plan.restore(fit.edges_budget)
-        fit.edges_budget = 0.0
-        return fit.data.bin_publicly()
-    return fit.data.bin_privately(fit.plan, fit.edges_budget, fit.rng.spawn(1)[0])
+    """The rows binned with their private edges and category order, released with the
+    budgets ``_plan_fit`` reserved for them on a generator of their own (spawned only
+    for such fits). A release the estimator's hook (``_keeps_private_edges(fit)``,
+    ``_keeps_private_order(fit)``) declines is not made and its reserved budget goes
+    back to the plan; with neither made the rows are binned over the public bounds and
+    nothing is spawned: the fit is then the one it would have been without them."""
+    data = fit.data
+    for pending, budget, hook in ((data.edges, "edges_budget", "_keeps_private_edges"),
+                                  (data.order, "order_budget", "_keeps_private_order")):
+        if pending is None:
+            continue
+        if not getattr(fit, budget) > 0:
+            raise RuntimeError(f"a pending private release needs its {budget} reserved "
+                               "by _plan_fit")
+        keeps = getattr(estimator, hook, None)
+        if keeps is not None and not keeps(fit):
+            fit.plan.restore(getattr(fit, budget))
+            setattr(fit, budget, 0.0)
+    if not (fit.edges_budget > 0 or fit.order_budget > 0):
+        return data.bin_publicly()
+    return data.bin_privately(fit.plan, fit.edges_budget, fit.order_budget,
+                              fit.rng.spawn(1)[0])

@@ -81,10 +81,19 @@ class TreeData:
         """The pending private edges (the rows are not binned yet), or None."""
         return self.prepared.edges
 
-    def bin_privately(self, plan, budget, rng):
+    @property
+    def order(self):
+        """The pending category order (the trees have none), or None."""
+        return self.prepared.order
+
+    @property
+    def pending(self):
+        return self.prepared.pending
+
+    def bin_privately(self, plan, edges_budget, order_budget, rng):
         """Release the private edges and bin the rows with them
         (:meth:`dptrees.data.prepare.Prepared.bin_privately`); returns these rows."""
-        self.prepared = self.prepared.bin_privately(plan, budget, rng)
+        self.prepared = self.prepared.bin_privately(plan, edges_budget, order_budget, rng)
         self.binner = self.prepared.binner
         if self.in_memory:
             self._keep_arrays(self.regression)

@@ -196,6 +196,12 @@ def _configs():
         weights=True)
     add("gb-clf-frame", lambda: DPGradientBoostingClassifier(
         **gb, bounds=SCHEMA, classes=[0, 1], random_state=15), "frame", data="frame")
+    add("gb-clf-frame-order", lambda: DPGradientBoostingClassifier(
+        **gb, bounds=SCHEMA, classes=[0, 1], category_order="private", random_state=15),
+        "frame", data="frame")
+    add("gb-clf-frame-order-dask", lambda: DPGradientBoostingClassifier(
+        **gb, bounds=SCHEMA, classes=[0, 1], category_order="private", random_state=15),
+        "frame", data="frame", source="dask-frame", twin="gb-clf-frame-order")
     add("gb-clf-wide-guided", lambda: DPGradientBoostingClassifier(
         split="guided", **gb, **CLF), "wide", data="wide")
     add("gb-clf-2-threads", lambda: DPGradientBoostingClassifier(n_jobs=2, **gb, **CLF),

@@ -146,6 +146,8 @@ def test_twins_share_declarations_and_keep_their_defaults():
     classifier = inspect.signature(DPGradientBoostingClassifier).parameters
     assert regressor["noise_reg"].default == 8.0 and classifier["noise_reg"].default == 3.0
     assert "y_bounds" in regressor and "classes" in classifier
-    assert set(regressor) - {"y_bounds"} == set(classifier) - {"classes"}
+    # the category order sorts categories by a binary target's rate: the classifier's own
+    assert set(regressor) - {"y_bounds"} == set(classifier) - {
+        "classes", "category_order", "order_budget"}
     search = inspect.signature(DPRandomSearch).parameters
     assert [p.kind for p in search.values()][:2] == [inspect.Parameter.POSITIONAL_OR_KEYWORD] * 2

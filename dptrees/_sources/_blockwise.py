@@ -67,6 +67,12 @@ class BlockwiseSource:
                                lower=lower, upper=upper, n_cells=n_cells, missing=missing,
                                n_features=self.n_features)
 
+    def category_counts(self, features, n_codes, n_classes):
+        return self.sum_blocks(_rows.block_category_counts,
+                               [self.x_blocks, self.labels, self._starts()],
+                               features=features, n_codes=n_codes, n_classes=n_classes,
+                               n_features=self.n_features)
+
     def _starts(self):
         """Each block's first row (for error messages)."""
         return np.cumsum([0] + list(self.lengths[:-1])).tolist()

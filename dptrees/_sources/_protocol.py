@@ -58,6 +58,12 @@ class RowSource(Protocol):
         """Exact per-feature counts in ``n_cells`` equal-width cells of the public bounds
         (before :meth:`bin`; the private edges' histogram, not released here)."""
 
+    def category_counts(self, features: np.ndarray, n_codes: int,
+                        n_classes: int) -> np.ndarray:
+        """Exact counts of every ``(code, class)`` pair of the categorical ``features``,
+        shape ``(len(features), n_codes, n_classes)`` (after :meth:`encode_classes`,
+        before :meth:`bin`; the private category order's input, not released here)."""
+
     def bin(self, binner: Any) -> None:
         """Keep every row's bin codes under the public ``binner``."""
 

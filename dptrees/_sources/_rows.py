@@ -27,6 +27,7 @@ __all__ = [
     "Routing",
     "bin_block",
     "block_add_values",
+    "block_category_counts",
     "block_class_counts",
     "block_fixed_units",
     "block_gradient_stats",
@@ -120,6 +121,27 @@ def block_fine_counts(X_block, start, lower, upper, n_cells, missing, n_features
     """:func:`fine_counts` of one block of features, validated as :func:`bin_block` does."""
     return fine_counts(_checked_block(X_block, start, n_features), lower, upper, n_cells,
                        missing)
+
+
+def block_category_counts(X_block, labels, start, features, n_codes, n_classes,
+                          n_features):
+    """Exact counts of every ``(code, class)`` pair of the categorical ``features`` in a
+    block: an int64 array ``(len(features), n_codes, n_classes)``, the input of the
+    private category order (:mod:`dptrees.data.category_order`; not released here). A
+    record adds 1 to exactly one cell of each feature's table, whatever its weight. The
+    codes are those of the table encoding (``0 .. K``); anything else is an error."""
+    X = _checked_block(X_block, start, n_features)
+    labels = np.asarray(labels, dtype=np.intp)
+    out = np.zeros((len(features), n_codes, n_classes), dtype=np.int64)
+    for t, j in enumerate(features):  # one pass of numpy per categorical column
+        codes = X[:, j].astype(np.intp)
+        if not (np.array_equal(codes, X[:, j]) and (codes >= 0).all()
+                and (codes < n_codes).all()):
+            raise ValueError(f"feature {j} is not the codes 0 .. {n_codes - 1} of a "
+                             f"categorical column (in the block starting at row {start})")
+        out[t] = np.bincount(codes * n_classes + labels,
+                             minlength=n_codes * n_classes).reshape(n_codes, n_classes)
+    return out
 
 
 def block_minmax(X_block, n_features):

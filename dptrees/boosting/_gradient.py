@@ -59,11 +59,9 @@ from dptrees.boosting._split_selection import split_utilities
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin, full_tree
 from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import (
-    BIN_EDGES_AUTO,
-    EDGES_BUDGET,
-    reserve_edges,
-)
+from dptrees.data.category_order import (CATEGORY_ORDER, ORDER_ATTRIBUTE_DOC, ORDER_BUDGET,
+                                         ORDER_PARAMS_DOC, reserve_order)
+from dptrees.data.private_edges import BIN_EDGES_AUTO, EDGES_BUDGET, reserve_edges
 from dptrees.validation import check_delta, check_epsilon
 
 
@@ -130,6 +128,9 @@ EDGES_EPS_ROWS = 10_000
 #: share is then lost to the trees: Nursery one-hot, 27 columns, lost 0.006-0.007
 #: accuracy at eps 1 and 4; California has 8, Adult's frame 5).
 EDGES_MAX_FEATURES = 16
+#: ``category_order="auto"`` orders the categories when ``epsilon * noisy record count``
+#: is at least this (``experiments/category_order_sweep.py``; ``experiments/RESULTS.md``).
+ORDER_EPS_ROWS = 10_000
 
 
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
@@ -410,6 +411,7 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         source, loss = fit.data.source, fit.loss
         plan = ReleasePlan(self.noise, epsilon, delta, self.accounting, self.subsample)
         fit.edges_budget = reserve_edges(plan, fit.data)
+        fit.order_budget = reserve_order(plan, fit.data)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None, epsilon)
         structures = self._structure_candidates(source.n_features)
         fit.realisable = []
@@ -769,9 +771,26 @@ class DPGradientBoostingClassifier(ClassifierMixin, BoostedClassifierMixin, _Log
             "``epsilon = 4``, rising to 1 (no clipping) at ``epsilon = 8``:\n        "
             "less noise where the budget is small.")
         .replace("NOISE_REG", "3.0")
-        + target_domain_doc('classification', _ATTRIBUTES_DOC)
+        + ORDER_PARAMS_DOC.replace("``ORDER_EPS_ROWS``", f"{ORDER_EPS_ROWS:,}")
+        + target_domain_doc('classification', _ATTRIBUTES_DOC.replace(
+            "    gradient_clip_ :", ORDER_ATTRIBUTE_DOC + "    gradient_clip_ :"))
     )
 
     noise_reg: float = 3.0
     gradient_clip: float | Auto = param("auto", POSITIVE, AUTO)
+    category_order: Literal["auto", "listed", "private"] = param("auto", CATEGORY_ORDER)
+    order_budget: float | Auto = param("auto", ORDER_BUDGET)
+
+    def _keeps_private_order(self, fit):
+        """Whether the pending category order is released (the lifecycle's hook, after
+        the charge): always with ``category_order="private"``; with "auto" when
+        ``epsilon`` times the initial score's noisy record count, released here first,
+        is at least :data:`ORDER_EPS_ROWS` (post-processing of a released value)."""
+        self._release_initial_score(fit)
+        return (self.category_order == "private"
+                or fit.params[0] * fit.noisy_count >= ORDER_EPS_ROWS)
+
+    def _record(self, fit):
+        super()._record(fit)
+        self.private_category_order_ = fit.order_budget > 0
 

@@ -1,5 +1,6 @@
 """Binning over public bounds: equal-width bins (the paper's ``N_range`` thresholds), or
-private edges on fine cells (:mod:`dptrees.data.private_edges`) through a lookup table."""
+private edges on fine cells (:mod:`dptrees.data.private_edges`) and privately ordered
+categories (:mod:`dptrees.data.category_order`) through a lookup table."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,7 +8,11 @@ import numpy as np
 
 from dptrees._core import _binning
 
-__all__ = ["Binner", "categorical_features", "missing_features"]
+__all__ = ["FINE_CELLS", "Binner", "categorical_features", "column_bins", "missing_features"]
+
+#: Fine cells per feature of a lookup table: the resolution of the private edges (a power
+#: of two), and the cells a privately ordered categorical column's codes fall in.
+FINE_CELLS = 1024
 
 # Below this many rows binning is not worth a thread.
 _THREAD_MIN_ROWS = 50_000
@@ -41,9 +46,17 @@ class Binner:
         empty bin, or the missing bin's edge). A value's fine cell is computed as the
         private histogram computed it (one multiply) and mapped through a lookup table
         of ``n_cells`` codes: no search. Post-processing of a DP release, so public.
+    positions : dict or None, default=None
+        Privately ordered categorical columns (:mod:`dptrees.data.category_order`):
+        ``{feature: position}``, where code ``k`` of the column (its ``k``-th public
+        category, the missing one last) takes the bin that the equal-width binning
+        gives the value ``position[k]``. The codes are binned through a lookup table of
+        :data:`FINE_CELLS` cells, one code per cell; a tree's split of such a column is
+        a set of categories, never a threshold (:meth:`thresholds` gives NaN).
+        Post-processing of a DP release, so public.
     """
 
-    def __init__(self, lower, upper, n_bins, missing=(), cells=None):
+    def __init__(self, lower, upper, n_bins, missing=(), cells=None, positions=None):
         self.lower = np.ascontiguousarray(lower, dtype=np.float64)
         self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.n_bins = int(n_bins)
@@ -59,13 +72,46 @@ class Binner:
             cell = np.arange(self.n_cells)
             self.table = np.ascontiguousarray(
                 (self.boundaries[:, :, None] <= cell).sum(axis=1), dtype=np.uint8)
+        self.positions = None
+        if positions:
+            self._order_categories(positions)
+
+    def _order_categories(self, positions):
+        """Table the codes of every column of ``positions`` (see the class docstring)."""
+        p = self.lower.shape[0]
+        if self.table is None:
+            self.n_cells = FINE_CELLS
+            self.tabled = np.zeros(p, dtype=np.uint8)
+            self.boundaries = np.full((p, self.n_bins - 1), FINE_CELLS, dtype=np.int64)
+            self.table = np.zeros((p, FINE_CELLS), dtype=np.uint8)
+        self.positions = {int(j): np.asarray(pos, dtype=np.intp)
+                          for j, pos in sorted(positions.items())}
+        equal_width = Binner(self.lower, self.upper, self.n_bins)
+        for j, position in self.positions.items():
+            if sorted(position.tolist()) != list(range(position.size)) or \
+                    2 * position.size > self.n_cells:
+                raise ValueError(f"positions of feature {j} must order at most "
+                                 f"{self.n_cells // 2} codes, got {position.size}")
+            # each fine cell holds at most one code (cells are narrower than half a
+            # code): the code nearest the cell's centre, clipped to the column's codes
+            width = (self.upper[j] - self.lower[j]) / self.n_cells
+            centre = self.lower[j] + (np.arange(self.n_cells) + 0.5) * width
+            code = np.clip(np.rint(centre), 0, position.size - 1).astype(np.intp)
+            self.table[j] = column_bins(equal_width, j, position[code])
+            self.tabled[j] = 1
+        for j, position in self.positions.items():  # the table agrees with the codes
+            codes = np.arange(position.size, dtype=np.float64)
+            if not np.array_equal(column_bins(self, j, codes),
+                                  column_bins(equal_width, j, position)):
+                raise RuntimeError(f"the lookup table of feature {j} does not bin its "
+                                   "codes by their positions")
 
     def __setstate__(self, state):
         # models saved before missing bins (or private edges) existed have none
         self.__dict__.update(state)
         if "missing" not in state:
             self.missing = np.zeros(self.lower.shape[0], dtype=np.uint8)
-        for name in ("n_cells", "tabled", "boundaries", "table"):
+        for name in ("n_cells", "tabled", "boundaries", "table", "positions"):
             self.__dict__.setdefault(name, None)
 
     def _bin(self, X, codes):
@@ -100,7 +146,9 @@ class Binner:
         between present and missing values (NaN is never below a threshold: a missing
         value goes right). Public: a function of the bounds and ``n_bins`` only.
         With private edges, a tabled feature's ``t`` is the smallest double in the fine
-        cell that starts bin ``b + 1``, infinity after its last present bin."""
+        cell that starts bin ``b + 1``, infinity after its last present bin. A privately
+        ordered categorical column has no threshold: NaN (its split is a set of
+        categories, :mod:`dptrees._feature_bins`)."""
         table = self.__dict__.get("_threshold_table")
         if table is None:  # computed once per binner, not saved with it
             table = np.empty((self.lower.shape[0], self.n_bins - 1))
@@ -112,6 +160,8 @@ class Binner:
                 _binning.cell_thresholds(self.lower[tabled], self.upper[tabled],
                                          self.n_cells, self.boundaries[tabled], cut)
                 table[tabled] = cut
+            for j in self.positions or ():
+                table[j] = np.nan
             self._threshold_table = table
         return table[feature, bin_threshold]
 
@@ -135,6 +185,14 @@ class Binner:
         state = dict(self.__dict__)
         state.pop("_threshold_table", None)
         return state
+
+
+def column_bins(binner, j, values):
+    """``binner``'s bins of ``values`` in column ``j`` (the other columns at their lower
+    bounds): the binning ``predict`` does, of public values only."""
+    probe = np.repeat(binner.lower[None, :], len(values), axis=0)
+    probe[:, j] = values
+    return binner.transform(np.ascontiguousarray(probe))[:, j]
 
 
 def missing_features(bounds):

@@ -23,6 +23,7 @@ from dptrees._sources import (
     public_binner,
 )
 from dptrees.data.binning import Binner, categorical_features
+from dptrees.data.category_order import PendingOrder, pending_order, release_order
 from dptrees.data.private_edges import PendingEdges, pending_edges, release_edges
 from dptrees.data.tables import fit_columns, public_bounds
 
@@ -53,6 +54,10 @@ class Prepared(NamedTuple):
         With ``bin_edges="private"``, the exact fine histogram whose release gives the
         edges: the source is not binned yet (:meth:`bin_privately`, after the
         budget is charged), and ``binner`` is the equal-width one of the same bounds.
+    order : PendingOrder or None
+        With ``category_order="private"`` (or "auto"), the exact per-category class
+        counts whose release orders the categorical columns' codes: the source is not
+        binned yet, as with pending edges.
     """
 
     source: RowSource
@@ -61,6 +66,7 @@ class Prepared(NamedTuple):
     classes: object = None
     y_bounds: tuple | None = None
     edges: PendingEdges | None = None
+    order: PendingOrder | None = None
 
     @property
     def n_samples(self):
@@ -70,24 +76,32 @@ class Prepared(NamedTuple):
     def n_features(self):
         return self.source.n_features
 
-    def bin_privately(self, plan, budget, rng):
-        """Release the private edges through ``plan`` (``budget``, reserved by
-        :func:`~dptrees.data.private_edges.reserve_edges`; after the charge) and bin the
-        source with them; returns these rows with the new binner. Unchanged without
-        pending edges."""
-        if self.edges is None:
-            return self
-        binner = release_edges(plan, budget, self.edges, self.binner, rng)
+    @property
+    def pending(self):
+        """Whether the rows wait for a private release before they are binned."""
+        return self.edges is not None or self.order is not None
+
+    def bin_privately(self, plan, edges_budget, order_budget, rng):
+        """Release the private edges, then the category order, through ``plan`` (each
+        with its budget reserved by :func:`~dptrees.data.private_edges.reserve_edges`
+        and :func:`~dptrees.data.category_order.reserve_order`, after the charge; 0:
+        not released) on ``rng``, and bin the source with them; returns these rows with
+        the new binner."""
+        binner = self.binner
+        if self.edges is not None and edges_budget > 0:
+            binner = release_edges(plan, edges_budget, self.edges, binner, rng)
+        if self.order is not None and order_budget > 0:
+            binner = release_order(plan, order_budget, self.order, binner, rng)
         self.source.bin(binner)
-        return self._replace(binner=binner, edges=None)
+        return self._replace(binner=binner, edges=None, order=None)
 
     def bin_publicly(self):
         """Bin the source over the public bounds after all (the estimator chose not to
-        release its pending edges); returns these rows without pending edges."""
-        if self.edges is None:
+        make its pending releases); returns these rows without them."""
+        if not self.pending:
             return self
         self.source.bin(self.binner)
-        return self._replace(edges=None)
+        return self._replace(edges=None, order=None)
 
 
 @contextmanager
@@ -143,15 +157,20 @@ def _encode(estimator, source, task, n_bins, max_classes):
     if max_classes is not None and len(classes) > max_classes:
         raise ValueError(f"at most {max_classes} classes are supported, got {len(classes)}")
     leaks += [] if class_leak is None else [class_leak]
-    edges = _bin(estimator, source, binner, bounds)
-    return Prepared(source, binner, leaks, classes=classes, edges=edges)
+    categorical = categorical_features(bounds)
+    # a categorical column's bounds are (-0.5, K + 0.5): K + 1 codes (public)
+    n_codes = {j: int(round(binner.upper[j] - binner.lower[j])) for j in categorical}
+    order = pending_order(estimator, source, categorical, n_codes, len(classes))
+    edges = _bin(estimator, source, binner, bounds, keep_unbinned=order is not None)
+    return Prepared(source, binner, leaks, classes=classes, edges=edges, order=order)
 
 
-def _bin(estimator, source, binner, bounds):
+def _bin(estimator, source, binner, bounds, keep_unbinned=False):
     """Bin the source over the public bounds, or (private edges) read its exact fine
-    histogram and leave it unbinned until the edges are released."""
+    histogram and leave it unbinned until the edges are released (as with
+    ``keep_unbinned``: a pending category order)."""
     edges = pending_edges(estimator, source, binner, categorical_features(bounds))
-    if edges is None:
+    if edges is None and not keep_unbinned:
         source.bin(binner)
     return edges
 

@@ -43,15 +43,13 @@ from typing import NamedTuple
 import numpy as np
 
 from dptrees._constraints import AUTO, FRACTION, options
-from dptrees.data.binning import Binner
+from dptrees.data.binning import FINE_CELLS, Binner
 
 __all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "BIN_EDGES_AUTO", "EDGES_BUDGET",
            "EDGES_PARAMS_DOC", "FINE_CELLS", "N_LEVELS", "PendingEdges", "consistent_cells",
            "dyadic_levels", "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
-           "reserve_edges"]
+           "reserve_edges", "reserve_share"]
 
-#: Fine cells per feature: the resolution of the private edges (a power of two).
-FINE_CELLS = 1024
 #: Levels of the dyadic release: 1, 2, 4, ..., FINE_CELLS nodes.
 N_LEVELS = FINE_CELLS.bit_length()
 
@@ -114,14 +112,22 @@ def reserve_edges(plan, data):
     pending = getattr(data, "edges", None)
     if pending is None:
         return 0.0
-    budget = plan.reserve(pending.share)
     p = pending.features.size
+    return reserve_share(plan, pending.share, p * (2 * FINE_CELLS - 1), p * N_LEVELS,
+                         f"edges_budget={pending.share!r}", f"{p} numeric features")
+
+
+def reserve_share(plan, share, n_values, cells, name, what):
+    """Take ``share`` off ``plan``'s total for a release of ``n_values`` counts, a record
+    in ``cells`` of them (by 1), made before the estimator's own; check it can be made
+    (the error names the parameter ``name`` and ``what`` is released). Returns its
+    budget."""
+    budget = plan.reserve(share)
     try:
-        plan.check(1.0, budget, p * (2 * FINE_CELLS - 1), cells=p * N_LEVELS)
+        plan.check(1.0, budget, n_values, cells=cells)
     except ValueError as exc:
-        raise ValueError(f"edges_budget={pending.share!r} of this fit's budget is out of "
-                         f"the exact samplers' range for {p} numeric features: "
-                         f"{exc}") from exc
+        raise ValueError(f"{name} of this fit's budget is out of the exact samplers' range "
+                         f"for {what}: {exc}") from exc
     return budget
 
 
