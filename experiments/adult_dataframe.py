@@ -11,7 +11,9 @@ the same predictions (they should: a missing value is the category after the lis
 ones, where the encoded path puts ``"?"``; except where gradient boosting's
 ``bin_edges="auto"`` releases private edges, from ``epsilon x n`` 10,000: there the
 encoded path's category codes are numeric columns with edges of their own, while the
-frame keeps its categories).
+frame keeps its categories; and where gradient boosting's ``category_order="auto"``
+orders the frame's categories by a noisy rate, from the same 10,000: the encoded path
+has no categorical column to order).
 
     python -m experiments.adult_dataframe             # 6 epsilons, 3 seeds, 3 models
 

@@ -7,34 +7,30 @@ of such a column cuts it anywhere; listed by the target's rate in each category,
 threshold separates low-rate from high-rate categories, the best split of a binary target
 (Fisher 1958, as non-private boosting libraries order categories by their gradients).
 
-This script measures the lever on Adult as a frame with its public domain
-(``experiments/sbdt_levers.load_frame``: the fixed 80 % fit / 20 % validation split of
-``adult.data``; ``--test``: all of ``adult.data``, scored on ``adult.test``), with
-``DPGradientBoostingClassifier``'s defaults, ROC AUC and accuracy (``P(>50K) > 0.5``):
+This script measures the library's ``category_order`` (:mod:`dptrees.data.category_order`)
+on Adult as a frame with its public domain (``experiments/sbdt_levers.load_frame``: the
+fixed 80 % fit / 20 % validation split of ``adult.data``; ``--test``: all of
+``adult.data``, scored on ``adult.test``), with ``DPGradientBoostingClassifier``'s
+defaults otherwise, ROC AUC and accuracy (``P(>50K) > 0.5``):
 
-* ``defaults``: the categories in the domain's order (as listed; alphabetical here);
+* ``defaults``: ``category_order="listed"``, the categories in the domain's order (as
+  listed; alphabetical here): the baseline every gain is paired against;
+* ``auto``: the library's default, ``category_order="auto"`` (``ORDER_EPS_ROWS``);
+* ``private s``: ``category_order="private"`` with ``order_budget=s``: one release of
+  every categorical column's per-category class counts on the share ``s`` of the zCDP
+  budget (after the private edges'), the codes sorted by their noisy positive rate;
 * ``oracle order``: every categorical column's categories (the missing-value one
-  included) sorted by their exact positive rate in the fit rows. **Not a DP result**: the
-  order reads the data without noise; an upper bound of what a private order can give;
-* ``private order s``: the same sort on noisy counts, a DP pipeline of two releases. The
-  per-category counts of negatives and positives of every categorical column (``2 K``
-  cells each) are released once with Laplace noise at ``epsilon_o = s x epsilon``: a
-  record is in exactly one cell of each column's table, so adding or removing it moves
-  the whole release by ``c`` in L1, ``c`` the number of categorical columns (the
-  sensitivity). The order is post-processing (the noisy rate ``max(pos, 0) / (max(pos,
-  0) + max(neg, 0))``, 1/2 where both are 0). The model is then fitted with ``(1 - s)
-  epsilon`` and ``delta``; by sequential composition the pipeline is ``(epsilon,
-  delta)``-DP;
-* ``Gaussian order s``: the same counts with Gaussian noise on the share ``s`` of the zCDP
-  budget ``rho = zcdp_budget(epsilon, delta)`` (L2 sensitivity ``sqrt(c)``), as a release
-  inside the library's plan would be; the model is fitted with the largest ``epsilon'``
-  whose zCDP budget is at most ``(1 - s) rho`` (:func:`model_epsilon`). Every release of
-  the binary classifier is zCDP (it never falls back), so the two compose to ``rho``-zCDP,
-  which converts to ``(epsilon, delta)``.
+  included) listed by their exact positive rate in the fit rows, then ``"listed"``.
+  **Not a DP result**: the order reads the data without noise; an upper bound of what
+  a private order can give.
+
+Earlier figures of two pipelines outside the library (a Laplace release of the same
+counts on a separate share of epsilon, and a Gaussian one before the model's share) are
+in ``experiments/RESULTS.md``; the library's release is the Gaussian one, in its plan.
 
 Usage::
 
-    python -m experiments.category_order_sweep                 # eps 0.03 0.1 0.25 1, 8 seeds
+    python -m experiments.category_order_sweep                 # eps 0.1 .. 4, 8 seeds
     python -m experiments.category_order_sweep --test --seeds 3
     python -m experiments.category_order_sweep --quick         # 4,000 rows, 1 eps, 1 seed
 
@@ -42,29 +38,26 @@ Usage::
 they are for research, never for a release.
 """
 
-import math
 import time
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from dptrees import BudgetAccountant, DPGradientBoostingClassifier
-from dptrees.mechanisms import gaussian_mechanism, laplace_mechanism
-from dptrees.privacy.zcdp import zcdp_budget
 
 from experiments.adult_dataframe import read_frames
 from experiments.cli import config_table, gain_over_defaults, record_cell, sweep_main
 from experiments.sbdt_levers import load_frame
 from experiments.small_eps_trees import QUICK_ROWS
 
-#: config -> (noise, share of the budget spent on the order); None: no release.
-CONFIGS = {"defaults": None, "oracle order": None,
-           "private order 0.05": ("laplace", 0.05), "private order 0.1": ("laplace", 0.1),
-           "Gaussian order 0.02": ("gaussian", 0.02),
-           "Gaussian order 0.05": ("gaussian", 0.05)}
+#: config -> the estimator's parameters (the oracle also reorders the domain).
+CONFIGS = {"defaults": {"category_order": "listed"}, "auto": {},
+           "private 0.05": {"category_order": "private"},
+           "private 0.1": {"category_order": "private", "order_budget": 0.1},
+           "oracle order": {"category_order": "listed"}}
 DELTA = 1e-6  # the estimators' default
-EPSILONS = (0.03, 0.1, 0.25, 1.0)
-QUICK_EPSILONS = (0.1,)
+EPSILONS = (0.1, 0.25, 0.5, 1.0, 4.0)
+QUICK_EPSILONS = (1.0,)
 N_SEEDS = 8
 
 
@@ -85,7 +78,7 @@ def category_tables(X, positive, domain):
 
 def ordered_domain(domain, tables):
     """``domain`` with every categorical column's categories sorted by the positive rate
-    of ``tables`` (exact or noisy counts; negative noisy counts read as 0)."""
+    of ``tables`` (exact counts: the oracle, not DP)."""
     ordered = dict(domain)
     for column, table in tables.items():
         neg, pos = np.maximum(table, 0.0).T
@@ -93,43 +86,6 @@ def ordered_domain(domain, tables):
         rate = np.divide(pos, total, out=np.full_like(pos, 0.5), where=total > 0)
         ordered[column] = [domain[column][i] for i in np.argsort(rate, kind="stable")]
     return ordered
-
-
-def noisy_tables(tables, epsilon, rng):
-    """``tables`` released at once with Laplace noise, ``epsilon``-DP: L1 sensitivity the
-    number of tables (one record is one count in each)."""
-    flat = np.concatenate([t.ravel() for t in tables.values()])
-    noisy = laplace_mechanism(flat, sensitivity=float(len(tables)), epsilon=epsilon,
-                              random_state=rng)
-    return _unflatten(noisy, tables)
-
-
-def gaussian_tables(tables, rho, rng):
-    """``tables`` released at once with Gaussian noise, ``rho``-zCDP: L2 sensitivity the
-    square root of the number of tables (one record is one count in each)."""
-    flat = np.concatenate([t.ravel() for t in tables.values()])
-    noisy = gaussian_mechanism(flat, sensitivity=math.sqrt(len(tables)),
-                               noise_multiplier=1.0 / math.sqrt(2.0 * rho), random_state=rng)
-    return _unflatten(noisy, tables)
-
-
-def model_epsilon(epsilon, delta, rest):
-    """The largest ``epsilon'`` (by bisection) whose zCDP budget at ``delta`` is at most
-    the share ``rest`` of ``epsilon``'s: the model's releases, all zCDP, then compose with
-    the order's ``(1 - rest) rho`` to at most ``zcdp_budget(epsilon, delta)``."""
-    target, low, high = rest * zcdp_budget(epsilon, delta), 0.0, epsilon
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if zcdp_budget(mid, delta) <= target else (low, mid)
-    return low
-
-
-def _unflatten(flat, tables):
-    out, start = {}, 0
-    for column, table in tables.items():
-        out[column] = flat[start:start + table.size].reshape(table.shape)
-        start += table.size
-    return out
 
 
 def _rows(test, quick, data_dir):
@@ -151,30 +107,17 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                "n_scored": int(len(ys)), "epsilons": list(epsilons), "n_seeds": n_seeds,
                "categorical": list(exact), "cells": {}}
     for name in configs:
-        noise, share = CONFIGS[name] or (None, None)
+        public = ordered_domain(domain, exact) if name == "oracle order" else domain
         for eps in epsilons:
             t0 = time.perf_counter()
             aucs, accs = [], []
             for s in range(n_seeds):
                 rng = np.random.default_rng(
                     np.random.SeedSequence([36, 7, int(round(eps * 1000)), s]))
-                order_rng, model_rng = rng.spawn(2)
-                model_eps = eps
-                if name == "oracle order":
-                    public = ordered_domain(domain, exact)
-                elif noise == "laplace":
-                    public = ordered_domain(domain, noisy_tables(exact, share * eps,
-                                                                 order_rng))
-                    model_eps = (1.0 - share) * eps
-                elif noise == "gaussian":
-                    rho = share * zcdp_budget(eps, DELTA)
-                    public = ordered_domain(domain, gaussian_tables(exact, rho, order_rng))
-                    model_eps = model_epsilon(eps, DELTA, 1.0 - share)
-                else:
-                    public = domain
                 est = DPGradientBoostingClassifier(
-                    epsilon=model_eps, delta=DELTA, bounds=public, classes=classes,
-                    accountant=BudgetAccountant(), random_state=model_rng).fit(Xf, yf)
+                    epsilon=eps, delta=DELTA, bounds=public, classes=classes,
+                    accountant=BudgetAccountant(), random_state=rng,
+                    **CONFIGS[name]).fit(Xf, yf)
                 proba = est.predict_proba(Xs)[:, 1]
                 aucs.append(float(roc_auc_score(scored_positive, proba)))
                 accs.append(float(np.mean((proba > 0.5) == scored_positive)))
