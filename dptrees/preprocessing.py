@@ -34,8 +34,9 @@ class PublicSchemaEncoder(TransformerMixin, DeclaredParams, BaseEstimator):
     schema : list or tuple
         One entry per column: a list of the column's public categories, or a ``(lower,
         upper)`` tuple of its public numeric bounds. Missing values are an ordinary
-        category if the schema lists them (e.g. ``"?"`` in UCI files). Required: the
-        default None is refused at fit.
+        category if the schema lists them: a value such as ``"?"`` in UCI files, or
+        ``None`` for every missing value (None, NaN, ``pandas.NA``), as in the
+        estimators' table domains. Required: the default None is refused at fit.
     encoding : {"ordinal", "onehot"}, default="ordinal"
         ``"ordinal"``: category ``k`` of ``K`` becomes the number ``k`` with bounds
         ``(-0.5, K - 0.5)`` (with ``n_bins >= K`` each category gets a bin of its own).
@@ -119,7 +120,11 @@ class PublicSchemaEncoder(TransformerMixin, DeclaredParams, BaseEstimator):
         values = column
         if self.strip:
             values = np.array([v.strip() if isinstance(v, str) else v for v in column], dtype=object)
-        return category_codes(values, lookup, f"column {j}")
+        # a listed None (or NaN) is the missing-value category, as in the estimators'
+        # table domains: a missing value (None, NaN, pandas.NA) takes its code
+        missing_code = next((k for c, k in lookup.items()
+                             if c is None or (isinstance(c, float) and c != c)), None)
+        return category_codes(values, lookup, f"column {j}", missing_code=missing_code)
 
     def transform(self, X: ArrayLike) -> np.ndarray:
         """The encoded features, float64 of shape (n_samples, n_features_out).

@@ -89,6 +89,15 @@ def test_missing_values_are_a_category_when_the_schema_lists_them():
     np.testing.assert_array_equal(enc.transform([["?"], ["b"]]), [[1, 0, 0], [0, 0, 1]])
 
 
+def test_a_listed_none_is_the_category_of_every_missing_value():
+    pd = pytest.importorskip("pandas")
+    enc = PublicSchemaEncoder(schema=[["a", None, "b"], (0, 1)]).fit()
+    rows = pd.DataFrame({"c": ["b", None, np.nan, pd.NA, "a"], "x": [0.5] * 5})
+    np.testing.assert_array_equal(enc.transform(rows)[:, 0], [2, 1, 1, 1, 0])
+    with pytest.raises(ValueError, match="list a missing-value category"):
+        PublicSchemaEncoder(schema=[["a", "b"]]).fit().transform([["a"], [None]])
+
+
 @pytest.mark.parametrize("encoding", ["ordinal", "onehot"])
 def test_fit_reads_no_data(encoding):
     rng = np.random.default_rng(0)
