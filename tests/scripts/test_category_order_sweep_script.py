@@ -1,9 +1,9 @@
-"""Smoke test of ``experiments/category_order_sweep.py`` (the order of a categorical
-column's codes, oracle and private).
+"""Smoke test of ``experiments/category_order_sweep.py`` (the library's ``category_order``
+against the listed order, and the oracle order).
 
 Runs the ``--quick`` mode once and checks the structure of its results, never their
-figures; checks the private order's release (its noise scale is the number of tables
-over epsilon) and the ordering. Skipped where the shared UCI data is absent.
+figures; checks the oracle's tables and ordering. The library's release is tested in
+``tests/data/test_category_order.py``. Skipped where the shared UCI data is absent.
 """
 
 import math
@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.stats as sps
 
 from support import import_uci_experiment
 
@@ -46,28 +45,3 @@ def test_tables_count_every_row_once_and_order_by_rate(script):
     # rates a 2/3, b 0, missing 1: b, a, missing
     assert script.ordered_domain(domain, tables)["c"] == ["b", "a", None]
     assert script.ordered_domain(domain, tables)["x"] == (0, 10)
-
-
-def test_noisy_tables_have_laplace_noise_of_the_documented_scale(script):
-    tables = {"a": np.zeros((50, 2)), "b": np.zeros((100, 2))}
-    noisy = script.noisy_tables(tables, 0.5, np.random.default_rng(0))
-    noise = np.concatenate([noisy["a"].ravel(), noisy["b"].ravel()])
-    scale = 2 / 0.5  # L1 sensitivity: one count in each of the 2 tables
-    assert sps.kstest(noise, "laplace", args=(0, scale)).pvalue > 1e-3
-    assert sps.kstest(noise, "laplace", args=(0, scale / 2)).pvalue < 1e-6
-
-
-def test_gaussian_order_and_the_model_share_compose_within_the_budget(script):
-    from dptrees.privacy.zcdp import zcdp_budget
-    for eps in (0.03, 1.0):
-        rho = zcdp_budget(eps, script.DELTA)
-        model_eps = script.model_epsilon(eps, script.DELTA, 0.95)
-        assert model_eps < eps
-        assert zcdp_budget(model_eps, script.DELTA) <= 0.95 * rho
-        assert zcdp_budget(model_eps * 1.001, script.DELTA) > 0.95 * rho * 0.99
-    tables = {"a": np.zeros((200, 2)), "b": np.zeros((200, 2)), "c": np.zeros((200, 2))}
-    noisy = script.gaussian_tables(tables, 0.02, np.random.default_rng(1))
-    noise = np.concatenate([t.ravel() for t in noisy.values()])
-    std = math.sqrt(3) / math.sqrt(2 * 0.02)  # L2 sensitivity sqrt(3 tables)
-    assert sps.kstest(noise, "norm", args=(0, std)).pvalue > 1e-3
-    assert sps.kstest(noise, "norm", args=(0, std / math.sqrt(3))).pvalue < 1e-6
