@@ -26,8 +26,11 @@ California target): the regressor's ``gradient_clip`` 0.1, 0.15 (its default now
 the same two regression tasks; RMSE is printed beside the MAE. ``--param
 classifier_clip``: the classifier's ``gradient_clip`` 0.25 and 0.35 against 0.5 (its
 ``"auto"`` value up to epsilon 4). ``--param ebm_regressor_clip``: the explainable
-boosting regressor's ``gradient_clip`` 0.15 against its 0.3 (a setting's ``"estimator"``
-key picks the estimator, ``experiments/guided_splits_sweep.py``).
+boosting regressor's ``gradient_clip`` 0.15 against its 0.3, and ``--param
+federated_regressor_clip`` the federated regressor's 0.15, 0.3 (its default until then),
+0.5 (its default now) and 0.75 (fitted without ``clients``: every record a client of its
+own, their number read from the rows, a leak alike for every setting); a setting's ``"estimator"`` key picks the estimator,
+``experiments/guided_splits_sweep.py``.
 
 Usage::
 
@@ -78,6 +81,15 @@ SWEEPS = {
         ("EBM clip 0.3", "EBM clip 0.15"),
         ("california_housing", sweep.ADULT_AGE),
         "The explainable boosting regressor's gradient_clip (see experiments/RESULTS.md).",
+    ),
+    "federated_regressor_clip": (
+        {"federated clip 0.15": {"estimator": "federated", "gradient_clip": 0.15},
+         "federated clip 0.3": {"estimator": "federated", "gradient_clip": 0.3},
+         "federated clip 0.5": {"estimator": "federated", "gradient_clip": 0.5},
+         "federated clip 0.75": {"estimator": "federated", "gradient_clip": 0.75}},
+        ("federated clip 0.3", "federated clip 0.5"),
+        ("california_housing", sweep.ADULT_AGE),
+        "The federated regressor's gradient_clip is 0.5 (was 0.3; see experiments/RESULTS.md).",
     ),
     "regressor_bins": (
         {"32 bins": {"n_bins": 32}, "64 bins": {"n_bins": 64}},

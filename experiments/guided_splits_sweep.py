@@ -53,6 +53,11 @@ from dptrees import (
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
+from dptrees.federated import (
+    DPFederatedGradientBoostingClassifier,
+    DPFederatedGradientBoostingRegressor,
+)
+
 from experiments import small_eps_trees, uci_datasets
 from experiments.cli import finish, paired_difference, sweep_parser, sweep_settings
 from experiments.etr_thresholds_sweep import validation_sets
@@ -83,7 +88,9 @@ QUICK_UCI_ROWS = 2000
 #: The estimators a setting can name with its ``"estimator"`` key (default ``"gb"``):
 #: ``(classifier, regressor)``.
 ESTIMATORS = {"gb": (DPGradientBoostingClassifier, DPGradientBoostingRegressor),
-              "ebm": (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor)}
+              "ebm": (DPExplainableBoostingClassifier, DPExplainableBoostingRegressor),
+              "federated": (DPFederatedGradientBoostingClassifier,
+                            DPFederatedGradientBoostingRegressor)}
 
 
 def _estimator(params, regression):
