@@ -12,14 +12,15 @@ else reads the training rows or spends budget. The order is the privacy argument
    :class:`~dptrees.privacy.release_plan.ReleasePlan`, or the federated aggregator's).
 4. ``plan.charge(accountant, name)`` spends the fit's budget once, before the first
    release: a ``BudgetExceededError`` leaves nothing spent and nothing released. With
-   private bin edges (``bin_edges="private"``) the rows are binned only now, from the
-   edges' release (``data.bin_privately``:
-   :meth:`dptrees.data.prepare.Prepared.bin_privately`), whose budget
-   ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`). An
-   estimator with ``bin_edges="auto"`` first decides from released values whether to
-   (its optional hook ``_keeps_private_edges(fit)``, which may make releases through
-   the plan); if not, the reserved budget goes back to the plan and the rows are
-   binned over the public bounds.
+   private bin edges (``bin_edges="private"``) or a private category order
+   (``category_order="private"``) the rows are binned only now, from those releases
+   (``data.bin_privately``: :meth:`dptrees.data.prepare.Prepared.bin_privately`),
+   whose budgets ``_plan_fit`` reserved (:func:`dptrees.data.private_edges.reserve_edges`,
+   :func:`dptrees.data.category_order.reserve_order`). An estimator with ``"auto"``
+   first decides from released values whether to make each (its optional hooks
+   ``_keeps_private_edges(fit)`` and ``_keeps_private_order(fit)``, which may make
+   releases through the plan); a release declined gives its reserved budget back to
+   the plan, and with none made the rows are binned over the public bounds.
 5. ``_release(fit)`` makes the releases, each through the plan, which records it in
    the ledger as it happens; ``_record(fit)`` then sets the fitted attributes from what
    was released and the public inputs only.
