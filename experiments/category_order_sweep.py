@@ -44,6 +44,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from dptrees import BudgetAccountant, DPGradientBoostingClassifier
+from dptrees.data.category_order import codes_by_rate
 
 from experiments.adult_dataframe import read_frames
 from experiments.cli import config_table, gain_over_defaults, record_cell, sweep_main
@@ -80,11 +81,8 @@ def ordered_domain(domain, tables):
     """``domain`` with every categorical column's categories sorted by the positive rate
     of ``tables`` (exact counts: the oracle, not DP)."""
     ordered = dict(domain)
-    for column, table in tables.items():
-        neg, pos = np.maximum(table, 0.0).T
-        total = neg + pos
-        rate = np.divide(pos, total, out=np.full_like(pos, 0.5), where=total > 0)
-        ordered[column] = [domain[column][i] for i in np.argsort(rate, kind="stable")]
+    for column, table in tables.items():  # the library's sort, on exact counts
+        ordered[column] = [domain[column][i] for i in codes_by_rate(table)]
     return ordered
 
 

@@ -95,10 +95,8 @@ class ArraySource:
     def category_counts(self, features, n_codes, n_classes):
         blocks = [self.X[a:b] for a, b in self.row_blocks]
         starts = [a for a, _ in self.row_blocks]
-        return self.sum_blocks(_rows.block_category_counts,
-                               [blocks, self.label_blocks, starts],
-                               features=features, n_codes=n_codes, n_classes=n_classes,
-                               n_features=self.n_features)
+        return self.sum_blocks(_rows.category_counts, [blocks, self.label_blocks, starts],
+                               features=features, n_codes=n_codes, n_classes=n_classes)
 
     def check_regression_targets(self):
         self.y = check_targets_regression(self.y, self.n_samples)

@@ -37,6 +37,7 @@ __all__ = [
     "block_label_codes",
     "block_fine_counts",
     "block_minmax",
+    "category_counts",
     "block_sums",
     "block_target_minmax",
     "block_unique",
@@ -123,14 +124,14 @@ def block_fine_counts(X_block, start, lower, upper, n_cells, missing, n_features
                        missing)
 
 
-def block_category_counts(X_block, labels, start, features, n_codes, n_classes,
-                          n_features):
-    """Exact counts of every ``(code, class)`` pair of the categorical ``features`` in a
-    block: an int64 array ``(len(features), n_codes, n_classes)``, the input of the
-    private category order (:mod:`dptrees.data.category_order`; not released here). A
-    record adds 1 to exactly one cell of each feature's table, whatever its weight. The
-    codes are those of the table encoding (``0 .. K``); anything else is an error."""
-    X = _checked_block(X_block, start, n_features)
+def category_counts(X, labels, start, features, n_codes, n_classes):
+    """Exact counts of every ``(code, class)`` pair of the categorical ``features`` of
+    ``X``'s rows (float64, validated): an int64 array ``(len(features), n_codes,
+    n_classes)``, the input of the private category order
+    (:mod:`dptrees.data.category_order`; not released here). A record adds 1 to exactly
+    one cell of each feature's table, whatever its weight. The codes are those of the
+    table encoding (``0 .. K``); anything else is an error that names ``start``, the
+    block's first row."""
     labels = np.asarray(labels, dtype=np.intp)
     out = np.zeros((len(features), n_codes, n_classes), dtype=np.int64)
     for t, j in enumerate(features):  # one pass of numpy per categorical column
@@ -142,6 +143,14 @@ def block_category_counts(X_block, labels, start, features, n_codes, n_classes,
         out[t] = np.bincount(codes * n_classes + labels,
                              minlength=n_codes * n_classes).reshape(n_codes, n_classes)
     return out
+
+
+def block_category_counts(X_block, labels, start, features, n_codes, n_classes,
+                          n_features):
+    """:func:`category_counts` of one block of features, validated as :func:`bin_block`
+    does."""
+    return category_counts(_checked_block(X_block, start, n_features), labels, start,
+                           features, n_codes, n_classes)
 
 
 def block_minmax(X_block, n_features):

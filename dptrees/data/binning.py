@@ -99,8 +99,7 @@ class Binner:
             code = np.clip(np.rint(centre), 0, position.size - 1).astype(np.intp)
             self.table[j] = column_bins(equal_width, j, position[code])
             self.tabled[j] = 1
-        for j, position in self.positions.items():  # the table agrees with the codes
-            codes = np.arange(position.size, dtype=np.float64)
+            codes = np.arange(position.size, dtype=np.float64)  # the table agrees with them
             if not np.array_equal(column_bins(self, j, codes),
                                   column_bins(equal_width, j, position)):
                 raise RuntimeError(f"the lookup table of feature {j} does not bin its "

@@ -44,7 +44,7 @@ from dptrees.data.binning import FINE_CELLS, Binner
 from dptrees.data.private_edges import reserve_share
 
 __all__ = ["AUTO_ORDER_SHARE", "CATEGORY_ORDER", "MAX_ORDERED_CODES", "ORDER_ATTRIBUTE_DOC",
-           "ORDER_BUDGET", "ORDER_PARAMS_DOC", "PendingOrder", "noisy_counts",
+           "ORDER_BUDGET", "ORDER_PARAMS_DOC", "PendingOrder", "codes_by_rate", "noisy_counts",
            "pending_order", "positions_from_counts", "release_order", "reserve_order"]
 
 #: ``order_budget="auto"``: the share of the budget the category order takes (of what
@@ -146,15 +146,22 @@ def positions_from_counts(noisy, pending):
     of each code}``."""
     positions, start = {}, 0
     for j, table in zip(pending.features, pending.counts):
-        cells = np.maximum(noisy[start:start + table.size].reshape(table.shape), 0.0)
+        order = codes_by_rate(noisy[start:start + table.size].reshape(table.shape))
         start += table.size
-        neg, pos = cells.T
-        total = neg + pos
-        rate = np.divide(pos, total, out=np.full_like(pos, 0.5), where=total > 0)
-        position = np.empty(rate.size, dtype=np.intp)
-        position[np.argsort(rate, kind="stable")] = np.arange(rate.size)
+        position = np.empty(order.size, dtype=np.intp)
+        position[order] = np.arange(order.size)
         positions[int(j)] = position
     return positions
+
+
+def codes_by_rate(table):
+    """The codes of a ``(n_codes, 2)`` table of (negative, positive) counts, exact or
+    noisy, stably sorted by their positive rate ``max(pos, 0) / (max(pos, 0) + max(neg,
+    0))`` (1/2 where both are 0)."""
+    neg, pos = np.maximum(np.asarray(table, dtype=np.float64), 0.0).T
+    total = neg + pos
+    rate = np.divide(pos, total, out=np.full_like(pos, 0.5), where=total > 0)
+    return np.argsort(rate, kind="stable")
 
 
 def release_order(plan, budget, pending, binner, rng):

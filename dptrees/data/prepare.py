@@ -149,7 +149,7 @@ def _encode(estimator, source, task, n_bins, max_classes):
         binner, leaks = public_binner(source, bounds, n_bins, MAX_ROWS, names)
         y_bounds = encode_regression_targets(source, estimator.y_bounds)
         leaks += [] if y_bounds.leak is None else [y_bounds.leak]
-        edges = _bin(estimator, source, binner, bounds)
+        edges = _bin(estimator, source, binner, categorical_features(bounds))
         return Prepared(source, binner, leaks, y_bounds=(y_bounds.lower, y_bounds.upper),
                         edges=edges)
     classes, class_leak = source.encode_classes(estimator.classes)
@@ -161,15 +161,15 @@ def _encode(estimator, source, task, n_bins, max_classes):
     # a categorical column's bounds are (-0.5, K + 0.5): K + 1 codes (public)
     n_codes = {j: int(round(binner.upper[j] - binner.lower[j])) for j in categorical}
     order = pending_order(estimator, source, categorical, n_codes, len(classes))
-    edges = _bin(estimator, source, binner, bounds, keep_unbinned=order is not None)
+    edges = _bin(estimator, source, binner, categorical, keep_unbinned=order is not None)
     return Prepared(source, binner, leaks, classes=classes, edges=edges, order=order)
 
 
-def _bin(estimator, source, binner, bounds, keep_unbinned=False):
-    """Bin the source over the public bounds, or (private edges) read its exact fine
-    histogram and leave it unbinned until the edges are released (as with
-    ``keep_unbinned``: a pending category order)."""
-    edges = pending_edges(estimator, source, binner, categorical_features(bounds))
+def _bin(estimator, source, binner, categorical, keep_unbinned=False):
+    """Bin the source over the public bounds, or (private edges of the columns not
+    ``categorical``) read its exact fine histogram and leave it unbinned until the edges
+    are released (as with ``keep_unbinned``: a pending category order)."""
+    edges = pending_edges(estimator, source, binner, categorical)
     if edges is None and not keep_unbinned:
         source.bin(binner)
     return edges
