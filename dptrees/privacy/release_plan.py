@@ -91,7 +91,7 @@ class ReleasePlan:
         else:
             total = zcdp_budget(epsilon, delta)
         self.total = self._whole = total * (1 - 1e-12)
-        self.reserved = 0.0  # taken off the total before the estimator splits it
+        self._reservations = []  # budgets taken off the total before the estimator's
         self.epsilons = []  # Laplace releases' epsilons
         self.n_releases = 0
         self._ledger = Ledger()
@@ -103,16 +103,25 @@ class ReleasePlan:
         within the fit's budget. Returns the reserved budget."""
         budget = share * self.total
         self.total -= budget
-        self.reserved += budget
+        self._reservations.append(budget)
         return budget
 
+    @property
+    def reserved(self):
+        """float: The budgets :meth:`reserve` took off the total and :meth:`restore` did
+        not give back."""
+        return math.fsum(self._reservations)
+
     def restore(self, budget):
-        """Give back ``budget`` reserved by :meth:`reserve` and never spent (private
-        edges an estimator chose not to release): every later share of ``total`` is
-        then of the larger rest."""
-        if not 0 <= budget <= self.reserved:
-            raise ValueError(f"cannot restore {budget!r}: {self.reserved!r} is reserved")
-        self.reserved -= budget
+        """Give back ``budget``, one reserved by :meth:`reserve` and never spent (private
+        edges or a category order an estimator chose not to release): every later share
+        of ``total`` is then of the larger rest. Each reservation is given back as it was
+        taken, never by a difference of float sums, which may fall an ulp short of the
+        second of two."""
+        if budget not in self._reservations:
+            raise ValueError(f"cannot restore {budget!r}: the reserved budgets are "
+                             f"{self._reservations!r}")
+        self._reservations.remove(budget)
         self.total = self._whole - self.reserved  # exactly the whole when none is left
 
     def record(self, release, mechanism, sensitivity, norm, count=1, **budget):
