@@ -19,10 +19,11 @@ public ``bounds`` and ``classes`` only):
 * ``Hessian share``: S-BDT spends 4 % of a tree's budget on the leaf denominators, we
   20 % on the Hessian sums (a constant of the library, patched for these fits);
 * ``Hessian clip``: S-BDT clips every record's Hessian ``p (1 - p)`` at 0.1, we at its
-  bound 1/4 (patched for these fits).
-
-Not measured, because the library does not have it: feature-cyclic single-feature trees
-of depth 6 (the explainable boosting machine is the nearest).
+  bound 1/4 (patched for these fits);
+* ``cyclic``: S-BDT's trees of one feature each, the features taken in turn (tree ``t``
+  splits every node on feature ``t mod p`` at random thresholds; patched for these
+  fits, with no selected level, so that every split is drawn blind). The ensemble is
+  then an additive model of deep single-feature trees.
 
 Usage::
 
@@ -30,20 +31,23 @@ Usage::
     python -m experiments.sbdt_levers --quick         # 4,000 rows, eps 0.1, 1 seed
     python -m experiments.sbdt_levers --eps 0.03 0.05 --seeds 5 --models defaults shape
     python -m experiments.sbdt_levers --frame   # Adult as a frame, categories kept
+    python -m experiments.sbdt_levers --frame --paired   # every config on the same seeds
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
 """
 
 from functools import partial
+import itertools
 import time
 from unittest.mock import patch
 
 import numpy as np
 
 from dptrees import BudgetAccountant, DPGradientBoostingClassifier
-from dptrees.boosting import _gradient
+from dptrees.boosting import _gradient, _grower
 from dptrees.boosting._losses import BinaryLogistic
+from dptrees.boosting._trees import draw_random_structure
 
 from experiments.adult_dataframe import read_frames
 from experiments.cli import (
@@ -65,6 +69,11 @@ N_SEEDS = 3
 # fixed-point sums (``_sources/_rows.py``, ``boosting/_common._FixedPoint``), so a smaller
 # one is a smaller sensitivity of the Hessian sums.
 HESSIAN_SHARE, HESSIAN_CLIP = "hessian_share", "hessian_clip"
+# The feature-cyclic trees are not a parameter either: the fits that measure them patch
+# the random structure of every tree (the grower's ``draw_random_structure``) so that all
+# its nodes split the same feature, the next one for the next tree. The splits stay drawn
+# from the fit's data-independent generator, so the patched fits stay DP.
+CYCLIC = "cyclic"
 SHAPE = {"n_estimators": 400, "max_depth": 6, "learning_rate": 0.1}
 CONFIGS = {
     "defaults": {},
@@ -79,6 +88,9 @@ CONFIGS = {
     "Hessian share 0.04": {HESSIAN_SHARE: 0.04},
     "Hessian clip 0.1": {HESSIAN_CLIP: 0.1},
     "Hessian clip 0.1 and share 0.04": {HESSIAN_CLIP: 0.1, HESSIAN_SHARE: 0.04},
+    "cyclic": {CYCLIC: True, "select_depth": 0},
+    "cyclic shape": {**SHAPE, CYCLIC: True, "select_depth": 0},
+    "cyclic shape + subsample 0.01": {**SHAPE, CYCLIC: True, "subsample": 0.01},
 }
 # S-BDT on this protocol, quoted from issue 36 (its code run here, tuned settings): AUC
 SBDT_AUC = {0.03: 0.8625, 0.1: 0.8804, 0.5: 0.8954, 1.0: 0.8975}
@@ -98,16 +110,31 @@ def load_frame(quick=False, data_dir=None):
             domain)
 
 
+def cyclic_structure():
+    """A stand-in for ``draw_random_structure`` whose ``t``-th tree splits every node on
+    feature ``t mod n_features`` (the thresholds still drawn at random); one per fit."""
+    trees = itertools.count()
+
+    def draw(rng, n_features, n_bins, depth, prior=None):
+        feature, bin_threshold = draw_random_structure(rng, n_features, n_bins, depth,
+                                                       prior)
+        feature[:2**depth - 1] = next(trees) % n_features
+        return feature, bin_threshold
+    return draw
+
+
 def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
-        data_dir=None, frame=False, log=print):
-    """Validation AUC and accuracy of every config at every epsilon, per seed."""
+        data_dir=None, frame=False, paired=False, log=print):
+    """Validation AUC and accuracy of every config at every epsilon, per seed (the
+    same seeds for every config with ``paired``, so that their differences are paired)."""
     loader = load_frame if frame else partial(load, validation=True)
     Xtr, ytr, Xva, yva, classes, bounds = loader(quick=quick, data_dir=data_dir)
     results = {"n_fit": int(len(ytr)), "n_validation": int(len(yva)), "quick": quick,
-               "frame": frame, "epsilons": list(epsilons), "n_seeds": n_seeds,
-               "cells": {}}
+               "frame": frame, "paired": paired, "epsilons": list(epsilons),
+               "n_seeds": n_seeds, "cells": {}}
     for name in configs:
-        c_index = list(CONFIGS).index(name)  # a config's seeds do not depend on --models
+        # a config's seeds do not depend on --models
+        c_index = 0 if paired else list(CONFIGS).index(name)
         for eps in epsilons:
             t0 = time.perf_counter()
             accs, aucs = [], []
@@ -117,11 +144,14 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                 params = dict(CONFIGS[name])
                 share = params.pop(HESSIAN_SHARE, _gradient._HESSIAN_SHARE)
                 clip = params.pop(HESSIAN_CLIP, BinaryLogistic.hessian_bound)
+                structure = (cyclic_structure() if params.pop(CYCLIC, False)
+                             else draw_random_structure)
                 est = DPGradientBoostingClassifier(
                     epsilon=eps, bounds=bounds, classes=classes,
                     accountant=BudgetAccountant(), random_state=rng, **params)
                 with patch.object(_gradient, "_HESSIAN_SHARE", share), \
-                        patch.object(BinaryLogistic, "hessian_bound", clip):
+                        patch.object(BinaryLogistic, "hessian_bound", clip), \
+                        patch.object(_grower, "draw_random_structure", structure):
                     est.fit(Xtr, ytr)
                 acc, auc = score(est, Xva, yva, classes)
                 accs.append(acc)
@@ -142,7 +172,9 @@ def format_results(results):
              f"{results['n_validation']} scored)"
              + (", QUICK subsample" if results["quick"] else "")
              + f"; ROC AUC / accuracy, mean over {results['n_seeds']} seed(s); "
-               "[AUC minus the defaults', +- 2 SE]", ""]
+               "[AUC minus the defaults', +- 2 SE"
+             + ("; paired: the same seeds for every config]" if results.get("paired")
+                else "]"), ""]
 
     def text(name, e):
         cell = cells[name][e]
@@ -160,7 +192,9 @@ main = sweep_main(
     quick_epsilons=QUICK_EPSILONS, n_seeds=N_SEEDS, models=CONFIGS,
     quick_help=f"{QUICK_ROWS} fit rows, eps {QUICK_EPSILONS}, 1 seed",
     options=[("--frame", {"action": "store_true",
-                          "help": "Adult as a frame with its categories (needs pandas)"})])
+                          "help": "Adult as a frame with its categories (needs pandas)"}),
+             ("--paired", {"action": "store_true",
+                           "help": "the same seeds for every config (paired differences)"})])
 
 
 if __name__ == "__main__":

@@ -37,3 +37,26 @@ def test_quick_mode(script, tmp_path, capsys):
 def test_unknown_config_is_refused(script):
     with pytest.raises(SystemExit):
         script.main(["--quick", "--models", "no such config"])
+
+
+def test_cyclic_trees_split_one_feature_each_in_turn(script):
+    import numpy as np
+
+    draw = script.cyclic_structure()
+    rng = np.random.default_rng(0)
+    for t in range(7):
+        feature, threshold = draw(rng, 3, 32, 2)
+        assert (feature[:3] == t % 3).all() and (feature[3:] == -1).all()
+        assert ((0 <= threshold[:3]) & (threshold[:3] < 31)).all()
+
+
+def test_paired_runs_give_every_config_the_same_seeds(script, monkeypatch):
+    monkeypatch.setitem(script.CONFIGS, "defaults again", {})
+
+    def aucs(paired):
+        cells = script.run((0.1,), 1, ("defaults", "defaults again"), quick=True,
+                           paired=paired, log=lambda *args: None)["cells"]
+        return [cells[name][0.1]["aucs"] for name in ("defaults", "defaults again")]
+
+    same, other = aucs(True), aucs(False)
+    assert same[0] == same[1] and other[0] != other[1]
