@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import clone, is_regressor
 
 from dptrees import (
     BudgetAccountant,
@@ -27,12 +27,17 @@ from dptrees import (
     DPExplainableBoostingClassifier,
     DPExplainableBoostingRegressor,
     DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
+    DPPartitionForestClassifier,
     DPPartitionForestRegressor,
 )
 from dptrees.exceptions import PrivacyLeakWarning
-from dptrees.federated import DPFederatedGradientBoostingClassifier
+from dptrees.federated import (
+    DPFederatedGradientBoostingClassifier,
+    DPFederatedGradientBoostingRegressor,
+)
 from dptrees.preprocessing import PublicSchemaEncoder
 
 pd = pytest.importorskip("pandas")
@@ -99,6 +104,37 @@ def fit(est, X, y, **fit_kw):
 
 def target(y, kind):
     return (y > 1.5).astype(int) if kind == "classifier" else y
+
+
+DEFAULT_CLASSES = [DPDecisionTreeClassifier, DPDecisionTreeRegressor, DPExtraTreesClassifier,
+                   DPExtraTreesRegressor, DPPartitionForestClassifier,
+                   DPPartitionForestRegressor, DPGradientBoostingClassifier,
+                   DPGradientBoostingRegressor, DPExplainableBoostingClassifier,
+                   DPExplainableBoostingRegressor, DPAdaBoostClassifier,
+                   DPFederatedGradientBoostingClassifier,
+                   DPFederatedGradientBoostingRegressor]
+# The federations calibrate their noise by bisection on the accountants, seconds at eps
+# 0.002: their smallest budgets are tested in tests/privacy/test_small_budgets.py.
+DEFAULT_CASES = [(cls, epsilon) for cls in DEFAULT_CLASSES for epsilon in (0.002, 0.05, 20.0)
+                 if epsilon > 0.01 or "Federated" not in cls.__name__]
+
+
+@pytest.mark.parametrize("cls, epsilon", DEFAULT_CASES,
+                         ids=[f"{cls.__name__}-{eps:g}" for cls, eps in DEFAULT_CASES])
+def test_defaults_fit_a_mixed_frame_within_budget_at_any_epsilon(cls, epsilon):
+    # Every automatic choice on a table of numeric and categorical columns with missing
+    # values: rounds, selection, fallbacks, and the private edges and category order,
+    # reserved, then released or given back (at eps 0.05 giving both back once failed).
+    X, score = table()
+    kind = "regressor" if is_regressor(cls()) else "classifier"
+    params = {"y_bounds": (0.0, 4.0)} if kind == "regressor" else {"classes": [0, 1]}
+    est = cls(epsilon=epsilon, bounds=DOMAIN, random_state=0, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the federations' clients read from the data
+        fit(est, X, target(score, kind))
+    assert est.epsilon_spent_ <= epsilon * (1 + 1e-12)
+    prediction = est.predict(X)
+    assert prediction.shape == (len(X),) and np.isfinite(prediction.astype(float)).all()
 
 
 @pytest.mark.parametrize("est, kind", ESTIMATORS, ids=IDS)
