@@ -392,12 +392,14 @@ def test_audit_whole_fit(record_audit):
 # so it counts twice as much as the others and exactly as much as the sensitivities allow.
 
 
+@pytest.mark.slow  # 8-11 s: run by .ci/run after the default suite
 def test_audit_whole_fit_with_sample_weights(record_audit):
     res = _audit(fit_sampler(STUMP_X0, STUMP_Y0, sample_weight=[0.5, 0.5]),
                  fit_sampler(STUMP_X1, STUMP_Y1, sample_weight=[0.5, 0.5, 1.0]), 1_000, 4_000)
     record_audit(res, 4.0).assert_within(4.0)
 
 
+@pytest.mark.slow  # 8-11 s: run by .ci/run after the default suite
 def test_control_unbounded_sample_weight_is_flagged(record_audit, monkeypatch):
     # with the [0, 1] check removed, a record of weight 8 moves the first learner's leaf
     # totals and split utilities 8 times as far as the learner's sensitivity says

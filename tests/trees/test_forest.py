@@ -402,6 +402,7 @@ def test_audit_forest(record_audit):
     assert res.epsilon_lower_bound > 0.5  # measured 0.80: not a vacuous audit
 
 
+@pytest.mark.slow  # 8-11 s: run by .ci/run after the default suite
 def test_control_forest_without_partitioning_is_flagged(record_audit, monkeypatch):
     # the classic bug: every tree is grown on all the data, each with the full epsilon
     monkeypatch.setattr(TreeData, "subset", lambda self, rows: self)
