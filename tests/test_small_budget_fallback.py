@@ -145,6 +145,7 @@ def test_fallback_after_private_edges_stays_within_the_budget(cls):
         assert est.epsilon_spent_ > 0.049  # the rest is spent, not left over
 
 
+@pytest.mark.slow  # 8 s: run by .ci/run after the default suite
 def test_the_fallback_mean_has_the_noise_of_its_budget():
     # Over many seeds the noisy means spread as the Laplace release of (nearly) the whole
     # budget says: centred sum (sensitivity 1/2) and count, epsilon ~ 0.92 x 0.05 in all,

@@ -383,6 +383,7 @@ def test_audit_harness_releases_what_fit_releases():
     assert est.n_noisy_rounds_ == 1 and not np.isnan(est.weight_ranges_[1]).any()
 
 
+@pytest.mark.slow  # 11 s: run by .ci/run after the default suite
 def test_audit_whole_fit(record_audit):
     res = _audit(fit_sampler(STUMP_X0, STUMP_Y0), fit_sampler(STUMP_X1, STUMP_Y1), 1_000, 4_000)
     record_audit(res, 4.0).assert_within(4.0)

@@ -962,6 +962,7 @@ def test_control_histogram_without_feature_factor_is_flagged(record_audit, monke
     assert not res.check(claim), res.summary()
 
 
+@pytest.mark.slow  # 6 s: run by .ci/run after the default suite
 def test_audit_whole_laplace_fit(record_audit):
     # (d) A whole small fit (init + 2 rounds), noise="laplace": the fit claims epsilon
     # exactly by sequential composition. D0: 20 records (x=0, y=0.5); D1 adds one with

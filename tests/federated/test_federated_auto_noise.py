@@ -31,6 +31,7 @@ def test_the_noise_is_the_least_that_fits_the_rounds(epsilon, q, rounds):
         assert _delta_after_rounds("rdp", epsilon, q, z / 1.01, rounds) > 1e-6
 
 
+@pytest.mark.slow  # 6 s: run by .ci/run after the default suite
 def test_less_budget_or_more_rounds_need_more_noise():
     zs = [noise_multiplier_for(eps, 1e-6, 0.1, 51) for eps in (0.1, 0.5, 1.0, 4.0)]
     assert zs == sorted(zs, reverse=True)

@@ -211,6 +211,7 @@ def test_client_level_audit_of_the_adaptive_clip(neighbour, record_audit):
     assert res.epsilon_lower_bound > 0.25  # not vacuous: the count does show the client
 
 
+@pytest.mark.slow  # 5 s: run by .ci/run after the default suite
 def test_client_level_audit_flags_the_old_calibration(record_audit):
     """Before the fix, an empty client counted as "within the bound": the count moved
     by 1 between "present with records" and "present, empty", noise calibrated for 1/2."""

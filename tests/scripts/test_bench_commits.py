@@ -15,8 +15,9 @@ import pytest
 
 from support import BENCHMARKS, load_script
 
-# Not marked slow, unlike the other scripts' quick modes: --quick starts two interpreters
-# and takes about 5 s, so it runs in the default suite.
+# Slow, as the other scripts' quick modes: --quick starts two interpreters (about 6 s).
+pytestmark = pytest.mark.slow
+
 SCRIPT = BENCHMARKS / "bench_commits.py"
 
 

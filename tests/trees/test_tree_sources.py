@@ -174,6 +174,7 @@ def test_passes_per_level_do_not_change_the_tree(memmap_data, monkeypatch):
         assert_same_trees(fit(est, Blocks(mm, block_rows=999), y, 3.0), expected)
 
 
+@pytest.mark.slow  # 9 s: run by .ci/run after the default suite
 def test_dask_on_two_worker_processes_grows_the_bit_identical_trees(dask_client):
     X, y_reg, y_cls = make_data(2000)
     targets = {"reg": y_reg, "cls": y_cls}
