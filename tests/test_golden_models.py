@@ -224,6 +224,12 @@ def _configs():
         epsilon=16.0, **gb, **CLF), "bin", source="dask", twin="gb-clf-edges-auto")
     add("gb-clf-edges-auto-blocks", lambda: DPGradientBoostingClassifier(
         epsilon=16.0, **gb, **CLF), "bin", source="blocks", twin="gb-clf-edges-auto")
+    # ... the explainable boosting machine's "auto" inside its EDGES_EPS_ROWS (epsilon 4
+    # on 800 rows)
+    add("ebm-clf-edges-auto", lambda: DPExplainableBoostingClassifier(
+        epsilon=4.0, n_cycles=3, **CLF), "bin")
+    add("ebm-clf-edges-auto-dask", lambda: DPExplainableBoostingClassifier(
+        epsilon=4.0, n_cycles=3, **CLF), "bin", source="dask", twin="ebm-clf-edges-auto")
     add("ebm-reg-edges", lambda: DPExplainableBoostingRegressor(
         n_cycles=3, bin_edges="private", **REG), "reg")
     add("ebm-reg-edges-parquet", lambda: DPExplainableBoostingRegressor(

@@ -182,6 +182,29 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):
                            math.ceil(g_clip * g_scale) / g_scale,
                            math.ceil(h_clip * h_scale) / h_scale)
 
+    #: How many generators a fit spawns from its own, in a fixed order, when it releases
+    #: its initial score (the first is the score's).
+    _N_GENERATORS = 3
+
+    def _init_budget(self, plan):
+        """The initial score's budget: a share of the whole, with or without a budget
+        reserved for private edges or a category order (it is released before they are
+        decided on)."""
+        return self.init_fraction * (plan.total + plan.reserved)
+
+    def _release_initial_score(self, fit):
+        """The initial score's release, once per fit (the first release, made by the
+        lifecycle's hooks when a pending release waits on its noisy count):
+        ``fit.init``, ``fit.noisy_count``, ``fit.init_budget`` and the fit's generators
+        ``fit.rngs``."""
+        if getattr(fit, "rngs", None) is not None:
+            return
+        fit.rngs = fit.rng.spawn(self._N_GENERATORS)
+        fit.init_budget = self._init_budget(fit.plan)
+        fit.init, fit.noisy_count = self._initial_score(
+            fit.plan, fit.loss, fit.init_values, fit.n_init_cells, fit.init_budget,
+            fit.rngs[0])
+
     @staticmethod
     def _initial_score(plan, loss, init_values, n_init_cells, budget, rng):
         """The DP starting score and the noisy record count it released: noisy class

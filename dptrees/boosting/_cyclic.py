@@ -29,7 +29,8 @@ from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import BIN_EDGES, EDGES_BUDGET, EDGES_PARAMS_DOC, reserve_edges
+from dptrees.data.private_edges import (BIN_EDGES_AUTO, EDGES_BUDGET, EDGES_MAX_FEATURES,
+                                        reserve_edges)
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -43,15 +44,26 @@ __all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor"]
 # of features a record has outside bin 0 (it sets the noise of every later release).
 _DENSITY_SHARE = 0.01
 
+#: ``bin_edges="auto"`` releases private (noisy-quantile) edges when ``epsilon * noisy
+#: record count`` is in ``[low, high)``, else keeps the equal-width bins and gives their
+#: reserved budget back to the cycles. Chosen on validation rows of Adult and California
+#: Housing (``experiments/private_edges_sweep.py``; figures in ``experiments/RESULTS.md``):
+#: California loses below about 2,000 and gains from 3,700; Adult gains from 700 to
+#: 5,800, ties at 11,700 and loses at 23,300, where its heavy tails, which quantile bins
+#: merge, carry more signal than the noise hides.
+EDGES_EPS_ROWS = (2_000, 20_000)
+
 
 class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP cyclic-boosting estimators, and their
     parameters with the regressor's defaults (the classifier redeclares its own)."""
 
+    _N_GENERATORS = 4  # the initial score's, the features' order, the noise, the density
+
     n_cycles: int | Auto = param("auto", integers(1, 10_000), AUTO)
     learning_rate: float = param(1.0, POSITIVE)
     n_bins: int | Auto = param("auto", integers(2, 256), AUTO)
-    bin_edges: BinEdges = param("uniform", BIN_EDGES)
+    bin_edges: BinEdges | Auto = param("auto", BIN_EDGES_AUTO)
     edges_budget: float | Auto = param("auto", EDGES_BUDGET)
     reg_lambda: float = param(100.0, POSITIVE)
     noise_reg: float = param(10.0, NON_NEGATIVE)
@@ -139,12 +151,10 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         n_features = source.n_features
         plan = ReleasePlan("gaussian", epsilon, delta)
         fit.edges_budget = reserve_edges(plan, fit.data)
-        fit.init_budget = self.init_fraction * plan.total
+        fit.init_budget = self._init_budget(plan)
         fit.auto_active = auto_active = isinstance(self.max_active, str)
-        fit.density_budget = _DENSITY_SHARE * plan.total if auto_active else 0.0
-        fit.filtered = plan.total - fit.init_budget - fit.density_budget
         fit.n_cycles = n_cycles = self._n_cycles(epsilon)
-        fit.cycle_budget = fit.filtered / n_cycles
+        self._split_rest(fit, plan)
         fit.fixed = fixed = self._fixed_point(loss, source.weights is not None)
         n_bins = fit.data.binner.n_bins
         try:
@@ -167,6 +177,26 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         return plan
 
     @staticmethod
+    def _split_rest(fit, plan):
+        """The density's and the cycles' budgets: what the plan holds after the initial
+        score (and the private edges, if they are released)."""
+        fit.density_budget = _DENSITY_SHARE * plan.total if fit.auto_active else 0.0
+        fit.filtered = plan.total - fit.init_budget - fit.density_budget
+        fit.cycle_budget = fit.filtered / fit.n_cycles
+
+    def _keeps_private_edges(self, fit):
+        """Whether the pending private edges are released (the lifecycle's hook, after
+        the charge): always with ``bin_edges="private"``; with ``"auto"`` when there
+        are at most ``EDGES_MAX_FEATURES`` numeric features (public) and ``epsilon``
+        times the initial score's noisy record count, released here first, is in
+        :data:`EDGES_EPS_ROWS` (post-processing of a released value)."""
+        self._release_initial_score(fit)
+        low, high = EDGES_EPS_ROWS
+        return self.bin_edges == "private" or (
+            fit.data.edges.features.size <= EDGES_MAX_FEATURES
+            and low <= fit.params[0] * fit.noisy_count < high)
+
+    @staticmethod
     def _multipliers(fit, max_active):
         """The noise multipliers of a cycle's gradient and Hessian sums when each of
         ``max_active`` features per output shares the cycle's budget."""
@@ -177,11 +207,12 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
     def _release(self, fit):
         plan, loss, fixed, source = fit.plan, fit.loss, fit.fixed, fit.data.source
         n, n_features, n_out = source.n_samples, source.n_features, loss.n_outputs
+        self._release_initial_score(fit)
+        self._split_rest(fit, plan)  # the edges' budget back in the plan if not released
         n_bins, n_cycles, filtered = fit.data.binner.n_bins, fit.n_cycles, fit.filtered
         cycle_budget = fit.cycle_budget
-        rng_init, rng_order, rng_noise, rng_density = fit.rng.spawn(4)
-        init, noisy_count = self._initial_score(plan, loss, fit.init_values,
-                                                fit.n_init_cells, fit.init_budget, rng_init)
+        rng_init, rng_order, rng_noise, rng_density = fit.rngs
+        init, noisy_count = fit.init, fit.noisy_count
         if falls_back(fit.params[0], noisy_count, loss):  # the noisy prior, all the budget
             init = self._fallback_score(plan, loss, fit.init_values, fit.init_budget,
                                         rng_init)
@@ -250,6 +281,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         self.n_iter_ = fit.n_cycles
         self.max_active_ = fit.max_active
         self.n_bins_ = fit.data.binner.n_bins
+        self.private_edges_ = fit.edges_budget > 0
 
 
 class _AdditivePrediction:
@@ -294,7 +326,8 @@ class _AdditivePrediction:
         """list of list of str: for each term, a label per bin of ``term_scores_``: its
         interval ``[lower, upper)``, its public categories (comma-separated; empty for a
         bin that holds no category, whose score ``predict`` never uses), or
-        ``"missing"``. Public: from ``bounds`` and the number of bins."""
+        ``"missing"``. Public: from ``bounds``, the number of bins and the released
+        private edges, if any."""
         return [[fb.bin_label(b) for b in range(fb.n_bins)]
                 for fb in _explain.term_bins(self)]
 
@@ -422,7 +455,23 @@ _PARAMS_DOC = """
         is the baseline whose score is 0. "auto": ``round(24 epsilon**(1/5))`` in
         [16, 32] (16 up to epsilon 0.15, 24 at 1, 32 from 4): wider bins, with more
         records each, where the noise is large.
-""" + EDGES_PARAMS_DOC + """    reg_lambda : float, default=REG_LAMBDA
+    bin_edges : {"auto", "uniform", "private"}, default="auto"
+        Where the bins of the numeric features fall. "uniform": ``n_bins``
+        equal-width bins of the public bounds (nothing spent). "private": about equal
+        shares of the records in each bin, from one noisy dyadic histogram of 1,024
+        fine cells per numeric feature, paid with ``edges_budget`` of the budget (one
+        more ledger entry; :mod:`dptrees.data.private_edges`). "auto": "private" when
+        ``epsilon`` times the initial score's noisy record count (released first) is
+        in ``EDGES_EPS_ROWS`` ([2,000, 20,000)) and there are at most 16 numeric
+        features, else "uniform" with the edges' share back to the cycles (public
+        values and a released one: no extra cost). ``private_edges_`` says which was
+        used. Categorical columns keep their categories, missing bins stay last.
+    edges_budget : float or "auto", default="auto"
+        Share of the fit's zCDP budget spent on the private edges, in (0, 1); the rest
+        is shared as without them. "auto":
+        :data:`~dptrees.data.private_edges.AUTO_EDGES_SHARE`. Unused where the bins are
+        equal-width.
+    reg_lambda : float, default=REG_LAMBDA
         L2 regularisation of the steps ``-G / (H + reg_lambda + noise_reg sigma_G)``, in
         units of the Hessian sum (records, for squared error).
     noise_reg : float, default=NOISE_REG
@@ -465,6 +514,9 @@ _ATTRIBUTES_DOC = """
         The ``max_active`` used (post-processing of the density release with "auto").
     n_bins_ : int
         The number of bins used.
+    private_edges_ : bool
+        Whether the fit released private bin edges (what ``bin_edges="auto"``
+        resolved to).
     epsilon_spent_, delta_spent_ : float
         The guarantee of the fit: ``(epsilon_spent_, delta_spent_)``-DP for add/remove-one
         neighbours, every record (individual accounting included).

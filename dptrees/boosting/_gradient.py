@@ -61,7 +61,8 @@ from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.data.category_order import (CATEGORY_ORDER, ORDER_ATTRIBUTE_DOC, ORDER_BUDGET,
                                          ORDER_PARAMS_DOC, reserve_order)
-from dptrees.data.private_edges import BIN_EDGES_AUTO, EDGES_BUDGET, reserve_edges
+from dptrees.data.private_edges import (BIN_EDGES_AUTO, EDGES_BUDGET, EDGES_MAX_FEATURES,
+                                        reserve_edges)
 from dptrees.validation import check_delta, check_epsilon
 
 
@@ -122,12 +123,8 @@ DEFAULT_ROUNDS = (100, 0.3)
 #: ``experiments/RESULTS.md``): from about 7,500 both gain or tie, below it California
 #: loses.
 EDGES_EPS_ROWS = 10_000
-#: ... and only for at most this many numeric features: at a fixed share the release's
-#: noise on each feature's histogram grows as ``sqrt(p)``, and wide numeric tables are
-#: mostly one-hot or binary columns, which equal-width bins already split exactly (the
-#: share is then lost to the trees: Nursery one-hot, 27 columns, lost 0.006-0.007
-#: accuracy at eps 1 and 4; California has 8, Adult's frame 5).
-EDGES_MAX_FEATURES = 16
+#: ... and only for at most ``EDGES_MAX_FEATURES`` numeric features
+#: (:mod:`dptrees.data.private_edges`).
 #: ``category_order="auto"`` orders the categories when ``epsilon * noisy record count``
 #: is at least this (``experiments/category_order_sweep.py``; ``experiments/RESULTS.md``).
 ORDER_EPS_ROWS = 10_000
@@ -255,11 +252,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
 
     def _private_levels(self, split):
         return {"random": 0, "guided": 0, "private": self.max_depth, "hybrid": 1}[split]
-
-    def _init_budget(self, plan):
-        """The initial score's budget: the same for every ``split``, and with or without
-        a budget reserved for private edges (a share of the whole)."""
-        return self.init_fraction * (plan.total + plan.reserved)
 
     def _tree_budgets(self, plan, n_trees, split, select_depth=0, init=None):
         """(init, split prior, per-tree leaf, per-level structure) budgets: they add up to
@@ -433,17 +425,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                         ) from exc
                     break  # other rounds are candidates only if their fallback is
         return plan
-
-    def _release_initial_score(self, fit):
-        """The initial score's release, once per fit: ``fit.init``, its noisy record
-        count and its budget, and the fit's generators (spawned in a fixed order)."""
-        if getattr(fit, "rngs", None) is not None:
-            return
-        fit.rngs = fit.rng.spawn(3)
-        fit.init_budget = self._init_budget(fit.plan)
-        fit.init, fit.noisy_count = self._initial_score(
-            fit.plan, fit.loss, fit.init_values, fit.n_init_cells, fit.init_budget,
-            fit.rngs[0])
 
     def _keeps_private_edges(self, fit):
         """Whether the pending private edges are released (the lifecycle's hook, after

@@ -51,7 +51,8 @@ def adult_table(n=1500, seed=0):
 def ebm():
     X, y = adult_table()
     return DPExplainableBoostingClassifier(epsilon=4.0, n_bins=16, bounds=BOUNDS,
-                                           classes=[0, 1], random_state=0).fit(X, y)
+                                           bin_edges="uniform", classes=[0, 1],
+                                           random_state=0).fit(X, y)
 
 
 def probe_rows():
@@ -236,7 +237,28 @@ def test_numeric_arrays_have_default_names():
     X = rng.random((800, 2))
     y = (X[:, 0] > 0.5).astype(int)
     clf = DPExplainableBoostingClassifier(epsilon=4.0, n_bins=4, bounds=(0, 1),
-                                          classes=[0, 1], random_state=0).fit(X, y)
+                                          bin_edges="uniform", classes=[0, 1],
+                                          random_state=0).fit(X, y)
     assert clf.term_names_ == ["x[0]", "x[1]"]
     assert clf.bin_labels_[0] == ["[0, 0.25)", "[0.25, 0.5)", "[0.5, 0.75)", "[0.75, 1]"]
     assert len(clf.explain()) == 8
+
+
+def test_released_private_edges_are_the_terms_edges_and_labels():
+    rng = np.random.default_rng(0)
+    X = rng.random((800, 2)) ** 3  # skewed: the noisy quantiles crowd near 0
+    y = (X[:, 0] > 0.05).astype(int)
+    clf = DPExplainableBoostingClassifier(epsilon=4.0, n_bins=4, bounds=(0, 1),
+                                          classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.private_edges_  # "auto": 4 x 800 noisy records is inside its window
+    edges = clf.bin_edges_[0]
+    assert edges[0] == 0 and edges[-1] == 1 and np.all(np.diff(edges) > 0)
+    assert edges[1] < 0.25  # at a noisy quantile, not equal-width
+    label = clf.bin_labels_[0][0]  # its interval, to 3 decimals
+    assert label.startswith("[0, ") and float(label[4:-1]) == pytest.approx(edges[1],
+                                                                             abs=5e-4)
+    # the bins the edges describe are the bins predict uses
+    inner = (X[:, 0] != edges[1:-1, None]).all(axis=0)  # away from the edges themselves
+    by_edges = np.clip(np.searchsorted(edges, X[:, 0], side="right") - 1, 0,
+                       len(edges) - 2)
+    np.testing.assert_array_equal(clf.binner_.transform(X)[inner, 0], by_edges[inner])

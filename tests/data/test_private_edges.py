@@ -21,8 +21,10 @@ import pytest
 
 import dptrees as dp
 from dptrees._sources import _rows
+from dptrees.boosting import _cyclic, _gradient
 from dptrees.audit import audit_epsilon
 from dptrees.data import private_edges as PE
+from dptrees.data.private_edges import EDGES_MAX_FEATURES
 from dptrees.data.binning import Binner
 from dptrees.privacy.release_plan import ReleasePlan
 
@@ -126,6 +128,7 @@ def test_noisy_levels_audit_within_the_claim(record_audit):
     record_audit(res, EPSILON).assert_within(EPSILON)
 
 
+@pytest.mark.slow  # 6 s: run by .ci/run after the default suite
 def test_control_flat_sensitivity_for_the_dyadic_release_is_flagged(record_audit):
     # The fine histogram alone moves by 1 in one cell; its levels move by 1 in N_LEVELS
     # nodes. Stating the former for the latter: true epsilon N_LEVELS times the claim.
@@ -333,46 +336,55 @@ def test_the_same_model_from_dask_on_two_worker_processes(dask_client):
 
 def test_uniform_default_reserves_nothing_and_bins_as_before():
     X, y = make_data()
-    est = dp.DPExplainableBoostingClassifier(bounds=(LOWER, UPPER), classes=[0, 1],
-                                             random_state=0).fit(X, y)
+    est = dp.DPDecisionTreeClassifier(bounds=(LOWER, UPPER), classes=[0, 1],
+                                      random_state=0).fit(X, y)
     assert est.bin_edges == "uniform" and est.binner_.table is None
     assert not any(e["release"].startswith("bin edges") for e in est.privacy_ledger_)
 
 
-def test_boosting_auto_edges_follow_the_noisy_count():
-    """Gradient boosting's bin_edges="auto": below EDGES_EPS_ROWS the fit is the
-    equal-width one bit for bit (the reserved share back to the trees, nothing spawned);
-    from it, the "private" fit; the count it decides on is released before the edges."""
-    from dptrees.boosting._gradient import EDGES_EPS_ROWS
+def _gradient_boosting(**k):
+    return dp.DPGradientBoostingClassifier(n_estimators=3, classes=[0, 1], **k)
+
+
+def _explainable_boosting(**k):
+    return dp.DPExplainableBoostingRegressor(n_cycles=2, y_bounds=(0, 1), **k)
+
+
+@pytest.mark.parametrize("make, window", [
+    (_gradient_boosting, (_gradient.EDGES_EPS_ROWS, math.inf)),
+    (_explainable_boosting, _cyclic.EDGES_EPS_ROWS)], ids=["gb", "ebm"])
+def test_boosting_auto_edges_follow_the_noisy_count(make, window):
+    """The boosting estimators' bin_edges="auto": outside their window of ``epsilon x
+    noisy n`` the fit is the equal-width one bit for bit (the reserved share back to the
+    model, nothing spawned); inside it, the "private" fit; the count it decides on is
+    released before the edges."""
     X, y = make_data()
     n = X.shape[0]
+    low, high = window
 
-    def fit(eps, bin_edges):
-        return dp.DPGradientBoostingClassifier(
-            epsilon=eps, n_estimators=3, bounds=(LOWER, UPPER), classes=[0, 1],
-            bin_edges=bin_edges, random_state=0).fit(X, y)
+    def fit(eps, bin_edges, X=X):
+        p = X.shape[1] // 3
+        return make(epsilon=eps, bounds=(np.tile(LOWER, p), np.tile(UPPER, p)),
+                    bin_edges=bin_edges, random_state=0).fit(X, y)
 
-    small, large = 0.5 * EDGES_EPS_ROWS / n, 2.0 * EDGES_EPS_ROWS / n
-    auto, uniform = fit(small, "auto"), fit(small, "uniform")
-    assert not auto.private_edges_ and auto.binner_.table is None
-    np.testing.assert_array_equal(auto._raw(X), uniform._raw(X))
-    assert auto.epsilon_spent_ == uniform.epsilon_spent_
-    assert auto.privacy_ledger_ == uniform.privacy_ledger_
-    auto, private = fit(large, "auto"), fit(large, "private")
+    outside = [0.5 * low / n] + ([2.0 * high / n] if high < math.inf else [])
+    for eps in outside:
+        auto, uniform = fit(eps, "auto"), fit(eps, "uniform")
+        assert not auto.private_edges_ and auto.binner_.table is None
+        np.testing.assert_array_equal(auto._raw(X), uniform._raw(X))
+        assert auto.epsilon_spent_ == uniform.epsilon_spent_
+        assert auto.privacy_ledger_ == uniform.privacy_ledger_
+    inside = 2.0 * low / n
+    auto, private = fit(inside, "auto"), fit(inside, "private")
     assert auto.private_edges_ and private.private_edges_
     np.testing.assert_array_equal(auto._raw(X), private._raw(X))
     releases = [e["release"] for e in auto.privacy_ledger_]
-    assert releases.index("initial score: class counts") < releases.index(
-        next(r for r in releases if r.startswith("bin edges")))
-    assert auto.epsilon_spent_ <= large
+    assert releases.index(next(r for r in releases if r.startswith("initial score"))) < \
+        releases.index(next(r for r in releases if r.startswith("bin edges")))
+    assert auto.epsilon_spent_ <= inside
     # more numeric features than EDGES_MAX_FEATURES: equal-width bins at any budget
-    from dptrees.boosting._gradient import EDGES_MAX_FEATURES
     wide = np.tile(X, (1, EDGES_MAX_FEATURES // X.shape[1] + 1))
-    est = dp.DPGradientBoostingClassifier(
-        epsilon=large, n_estimators=3, bounds=(np.tile(LOWER, wide.shape[1] // X.shape[1]),
-                                               np.tile(UPPER, wide.shape[1] // X.shape[1])),
-        classes=[0, 1], random_state=0).fit(wide, y)
-    assert wide.shape[1] > EDGES_MAX_FEATURES and not est.private_edges_
+    assert wide.shape[1] > EDGES_MAX_FEATURES and not fit(inside, "auto", wide).private_edges_
 
 
 def test_categorical_columns_keep_their_categories():
