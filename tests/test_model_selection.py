@@ -283,6 +283,7 @@ def test_audit_search_within_claim():
     res.assert_within(_CLAIM)
 
 
+@pytest.mark.slow  # 8-9 s: run by .ci/run after the default suite
 def test_audit_search_sees_the_record_and_stays_within_claim():
     # At a larger budget the audit detects the record (a positive lower bound: it has
     # power against this search), and the bound stays below the claim.

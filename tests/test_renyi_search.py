@@ -203,7 +203,8 @@ def test_renyi_search_with_mae_and_weights():
 @pytest.mark.parametrize("estimator, params, match", [
     (_gb(noise="laplace"), {"learning_rate": [0.3]}, "no Renyi accountant"),
     (_gb(accounting="pld"), {"learning_rate": [0.3]}, "no Renyi accountant"),
-    (_gb(subsample=0.5), {"learning_rate": [0.3]}, "not .*-zCDP"),
+    pytest.param(_gb(subsample=0.5), {"learning_rate": [0.3]}, "not .*-zCDP",
+                 marks=pytest.mark.slow),  # 7 s (the subsampled Renyi curves)
     (_ZCDPConstantClassifier(overspend=1.01), {"c": [0]}, "not .*-zCDP"),
 ])
 def test_trials_that_are_not_zcdp_are_refused(estimator, params, match):

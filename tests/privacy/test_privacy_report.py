@@ -139,6 +139,7 @@ def test_gradient_boosting_ledger_counts_every_release():
     assert counts["initial score: class counts"] == 1
 
 
+@pytest.mark.slow  # 5 s: run by .ci/run after the default suite
 def test_subsampled_boosting_lists_its_sampling_rate_and_noise():
     est, _ = fit(DPGradientBoostingRegressor(bounds=(0, 1), y_bounds=(0, 2), n_estimators=5,
                                              subsample=0.2), "reg")
