@@ -26,6 +26,7 @@ from dptrees._params import (
 )
 from dptrees.privacy.report import PrivacyReportMixin
 from dptrees.data.prepare import MAX_ROWS, prepare
+from dptrees.data.private_edges import EDGES_MAX_FEATURES
 from dptrees.data.tables import BOUNDS_DOC, TableColumnsMixin, keeps_columns_on_failure
 from dptrees.boosting._losses import BinaryLogistic, MultinomialLogistic, SquaredError
 from dptrees.mechanisms import fixed_point_scale
@@ -185,6 +186,9 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):
     #: How many generators a fit spawns from its own, in a fixed order, when it releases
     #: its initial score (the first is the score's).
     _N_GENERATORS = 3
+    #: ``bin_edges="auto"`` releases the private edges when ``epsilon`` times the initial
+    #: score's noisy record count is in ``[low, high)`` (each estimator's own window).
+    _EDGES_EPS_WINDOW = (0.0, math.inf)
 
     def _init_budget(self, plan):
         """The initial score's budget: a share of the whole, with or without a budget
@@ -204,6 +208,18 @@ class _BoostingFitMixin(PrivacyReportMixin, TableColumnsMixin, DeclaredParams):
         fit.init, fit.noisy_count = self._initial_score(
             fit.plan, fit.loss, fit.init_values, fit.n_init_cells, fit.init_budget,
             fit.rngs[0])
+
+    def _keeps_private_edges(self, fit):
+        """Whether the pending private edges are released (the lifecycle's hook, after
+        the charge): always with ``bin_edges="private"``; with ``"auto"`` when there
+        are at most ``EDGES_MAX_FEATURES`` numeric features (public) and ``epsilon``
+        times the initial score's noisy record count, released here first, is in
+        :attr:`_EDGES_EPS_WINDOW` (post-processing of a released value)."""
+        self._release_initial_score(fit)
+        low, high = self._EDGES_EPS_WINDOW
+        return self.bin_edges == "private" or (
+            fit.data.edges.features.size <= EDGES_MAX_FEATURES
+            and low <= fit.params[0] * fit.noisy_count < high)
 
     @staticmethod
     def _initial_score(plan, loss, init_values, n_init_cells, budget, rng):

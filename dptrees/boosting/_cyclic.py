@@ -29,8 +29,7 @@ from dptrees.boosting._cyclic_rows import CyclicRows, ReleaseCost
 from dptrees.boosting import _explain
 from dptrees.boosting._trees import BoostedClassifierMixin, BoostedRegressorMixin
 from dptrees.privacy.release_plan import ReleasePlan
-from dptrees.data.private_edges import (BIN_EDGES_AUTO, EDGES_BUDGET, EDGES_MAX_FEATURES,
-                                        reserve_edges)
+from dptrees.data.private_edges import BIN_EDGES_AUTO, EDGES_BUDGET, reserve_edges
 from dptrees.mechanisms import gaussian_grid, gaussian_mechanism
 from dptrees.validation import (
     check_delta,
@@ -59,6 +58,7 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
     parameters with the regressor's defaults (the classifier redeclares its own)."""
 
     _N_GENERATORS = 4  # the initial score's, the features' order, the noise, the density
+    _EDGES_EPS_WINDOW = EDGES_EPS_ROWS  # bin_edges="auto"
 
     n_cycles: int | Auto = param("auto", integers(1, 10_000), AUTO)
     learning_rate: float = param(1.0, POSITIVE)
@@ -183,18 +183,6 @@ class _BaseDPExplainableBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimat
         fit.density_budget = _DENSITY_SHARE * plan.total if fit.auto_active else 0.0
         fit.filtered = plan.total - fit.init_budget - fit.density_budget
         fit.cycle_budget = fit.filtered / fit.n_cycles
-
-    def _keeps_private_edges(self, fit):
-        """Whether the pending private edges are released (the lifecycle's hook, after
-        the charge): always with ``bin_edges="private"``; with ``"auto"`` when there
-        are at most ``EDGES_MAX_FEATURES`` numeric features (public) and ``epsilon``
-        times the initial score's noisy record count, released here first, is in
-        :data:`EDGES_EPS_ROWS` (post-processing of a released value)."""
-        self._release_initial_score(fit)
-        low, high = EDGES_EPS_ROWS
-        return self.bin_edges == "private" or (
-            fit.data.edges.features.size <= EDGES_MAX_FEATURES
-            and low <= fit.params[0] * fit.noisy_count < high)
 
     @staticmethod
     def _multipliers(fit, max_active):

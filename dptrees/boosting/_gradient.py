@@ -61,8 +61,7 @@ from dptrees.mechanisms import selection_constants
 from dptrees.privacy.release_plan import ReleasePlan
 from dptrees.data.category_order import (CATEGORY_ORDER, ORDER_ATTRIBUTE_DOC, ORDER_BUDGET,
                                          ORDER_PARAMS_DOC, reserve_order)
-from dptrees.data.private_edges import (BIN_EDGES_AUTO, EDGES_BUDGET, EDGES_MAX_FEATURES,
-                                        reserve_edges)
+from dptrees.data.private_edges import BIN_EDGES_AUTO, EDGES_BUDGET, reserve_edges
 from dptrees.validation import check_delta, check_epsilon
 
 
@@ -121,10 +120,9 @@ DEFAULT_ROUNDS = (100, 0.3)
 #: on Adult, whose heavy tails carry signal). Chosen on validation rows of Adult and
 #: California Housing (``experiments/private_edges_sweep.py``; figures in
 #: ``experiments/RESULTS.md``): from about 7,500 both gain or tie, below it California
-#: loses.
-EDGES_EPS_ROWS = 10_000
-#: ... and only for at most ``EDGES_MAX_FEATURES`` numeric features
+#: loses. Only for at most ``EDGES_MAX_FEATURES`` numeric features
 #: (:mod:`dptrees.data.private_edges`).
+EDGES_EPS_ROWS = 10_000
 #: ``category_order="auto"`` orders the categories when ``epsilon * noisy record count``
 #: is at least this (``experiments/category_order_sweep.py``; ``experiments/RESULTS.md``).
 ORDER_EPS_ROWS = 10_000
@@ -133,6 +131,8 @@ ORDER_EPS_ROWS = 10_000
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
     """Fitting machinery shared by the DP gradient-boosting estimators, central and
     federated, and the parameters both take (with the federated defaults)."""
+
+    _EDGES_EPS_WINDOW = (EDGES_EPS_ROWS, math.inf)  # bin_edges="auto"
 
     n_estimators: int = param(100, integers(1, 100_000))
     learning_rate: float = param(0.3, POSITIVE)
@@ -425,17 +425,6 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
                         ) from exc
                     break  # other rounds are candidates only if their fallback is
         return plan
-
-    def _keeps_private_edges(self, fit):
-        """Whether the pending private edges are released (the lifecycle's hook, after
-        the charge): always with ``bin_edges="private"``; with ``"auto"`` when there
-        are at most :data:`EDGES_MAX_FEATURES` numeric features (public) and
-        ``epsilon`` times the initial score's noisy record count, released here first,
-        is at least :data:`EDGES_EPS_ROWS` (post-processing of a released value)."""
-        self._release_initial_score(fit)
-        return self.bin_edges == "private" or (
-            fit.data.edges.features.size <= EDGES_MAX_FEATURES
-            and fit.params[0] * fit.noisy_count >= EDGES_EPS_ROWS)
 
     def _release(self, fit):
         """Boost on the binned rows of the source (any source: the same model)."""

@@ -363,7 +363,7 @@ def test_boosting_auto_edges_follow_the_noisy_count(make, window):
     low, high = window
 
     def fit(eps, bin_edges, X=X):
-        p = X.shape[1] // 3
+        p = X.shape[1] // LOWER.size  # copies of the three columns
         return make(epsilon=eps, bounds=(np.tile(LOWER, p), np.tile(UPPER, p)),
                     bin_edges=bin_edges, random_state=0).fit(X, y)
 
