@@ -30,7 +30,9 @@ budgets: ``200 trees at lr 0.15``, ``depth 3`` / ``5`` / ``6`` (the default is 4
 of ``eps x n`` on at most 16 columns, else 2) and ``private splits`` (every level selected
 by the exponential mechanism), each with 100 trees at 0.3; ``split 0.2`` / ``0.45`` (the
 selected levels' share, 0.3 by default); ``init 0.02`` / ``0.04`` (the initial score's
-share, 0.01 by default); and ``non-private HGB``, scikit-learn's
+share, 0.01 by default); ``Hessian 0.2`` / ``0.1`` / ``0.05`` (the Hessian sums' share
+of every release at every budget, the rounds ``"auto"``: :data:`HESSIAN`; the library
+gives 0.05 below 1,000 of ``eps x n``, else 0.2); and ``non-private HGB``, scikit-learn's
 ``HistGradientBoosting*`` in the defaults' shape (100 trees of depth 4 at 0.3, 32 bins,
 categories declared): the ceiling a DP model of that shape can reach, not a DP model.
 
@@ -39,6 +41,8 @@ Usage::
     python -m experiments.boosting_rounds_sweep --data adult-frame --eps 0.03 0.05 --seeds 5
     python -m experiments.boosting_rounds_sweep --data california --eps 0.01 0.03 --test
     python -m experiments.boosting_rounds_sweep --quick    # Mushroom, 1 eps, 1 seed
+    python -m experiments.boosting_rounds_sweep --eps 0.03 --models "Hessian 0.2" auto \
+        --baseline "Hessian 0.2"    # the library's rule against one share everywhere
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
@@ -46,12 +50,14 @@ they are for research, never for a release.
 
 from functools import partial
 import time
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import accuracy_score, roc_auc_score
 
+from dptrees.boosting import _gradient
 from dptrees import (
     BudgetAccountant,
     DPGradientBoostingClassifier,
@@ -87,8 +93,17 @@ CONFIGS = {
     "init 0.02": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.02},
     "init 0.04": {"n_estimators": 100, "learning_rate": 0.3, "init_fraction": 0.04},
     "auto": {},
+    "Hessian 0.2": {"hessian_share": 0.2},
+    "Hessian 0.1": {"hessian_share": 0.1},
+    "Hessian 0.05": {"hessian_share": 0.05},
     "non-private HGB": {},
 }
+#: The Hessian sums' share of every release is a rule of the library, not a parameter
+#: (``dptrees.boosting._gradient.hessian_share``: 0.05 below ``ROUNDS_EPS_ROWS`` of
+#: ``eps x n``, else 0.2); a config with this key patches it to one share at every
+#: budget for its fits (the rounds stay ``"auto"``). ``Hessian 0.2`` is the rule before
+#: the small-budget share.
+HESSIAN = "hessian_share"
 #: The ceiling of the defaults' shape: scikit-learn's non-private
 #: ``HistGradientBoosting*`` with 100 trees of depth 4 at learning rate 0.3 and 32 bins,
 #: categorical columns declared (it ignores epsilon; not a DP model).
@@ -197,10 +212,11 @@ def score(est, X, y):
 
 
 def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
-        data_dir=None, data=None, test=False, log=print):
+        data_dir=None, data=None, test=False, baseline="defaults", log=print):
     """Per config and epsilon on the data set ``data`` (default: ``adult-frame``,
     ``mushroom`` with ``quick``), the mean metric over seeds (and parts) and the per-seed
-    values (each the mean over the parts: California's test folds)."""
+    values (each the mean over the parts: California's test folds); the gains are taken
+    over the config ``baseline``."""
     dataset = data or ("mushroom" if quick else "adult-frame")
     parts, public = LOADERS[dataset](test, data_dir)
     if quick:
@@ -210,7 +226,7 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
     results = {"dataset": dataset, "test": test, "quick": quick,
                "n_fit": int(len(parts[0][1])), "n_scored": int(len(parts[0][3])),
                "n_parts": len(parts), "epsilons": list(epsilons), "n_seeds": n_seeds,
-               "cells": {}}
+               "baseline": baseline, "cells": {}}
     for name in configs:
         for eps in epsilons:
             t0 = time.perf_counter()
@@ -224,8 +240,14 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                     if name == REFERENCE:
                         est = non_private_reference(Xf, yf, public, rng)
                     else:
+                        params = dict(CONFIGS[name])
+                        share = params.pop(HESSIAN, None)
                         est = model(epsilon=eps, accountant=BudgetAccountant(),
-                                    random_state=rng, **public, **CONFIGS[name]).fit(Xf, yf)
+                                    random_state=rng, **public, **params)
+                        with patch.object(_gradient, "hessian_share",
+                                          (lambda _: share) if share is not None
+                                          else _gradient.hessian_share):
+                            est.fit(Xf, yf)
                     metric, value, higher = score(est, Xs, ys)
                     per_part.append(value)
                     if name != REFERENCE:
@@ -241,22 +263,24 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
 
 
 def format_results(results):
-    """Per config and epsilon: the mean metric, its difference from the defaults' (signed
+    """Per config and epsilon: the mean metric, its difference from the baseline's (signed
     so that + is better) with twice its standard error over the seeds, and for ``auto``
     what it resolved to."""
     epsilons, cells = results["epsilons"], results["cells"]
+    baseline = results.get("baseline", "defaults")
     sign = 1 if results["higher_is_better"] else -1
     rows = "test" if results["test"] else "validation"
     lines = [f"{results['dataset']}, {rows} rows ({results['n_fit']} fit, "
              f"{results['n_scored']} scored, {results['n_parts']} part(s))"
              + (", QUICK" if results["quick"] else "")
              + f"; {results['metric']}, mean over {results['n_seeds']} seed(s); "
-               "[gain over the defaults, + better, +- 2 SE]", ""]
+               f"[gain over {baseline}, + better, +- 2 SE]", ""]
     labels = [f"eps {e:g} (eps x n {e * results['n_fit']:,.0f})" for e in epsilons]
 
     def text(name, e):
         cell = cells[name][e]
-        return (f"{cell['value']:.4f}" + gain_over_defaults(cells, name, e, "values", sign)
+        gain = gain_over_defaults(cells, name, e, "values", sign, baseline)
+        return (f"{cell['value']:.4f}" + gain
                 + (" " + ",".join(f"{n}/{lr:g}" for n, lr in cell["resolved"])
                    if name == "auto" else ""))
 
@@ -271,6 +295,8 @@ main = sweep_main(
     options=[("--data", {"choices": DATASETS, "default": None,
                          "help": "the data set (default: adult-frame; mushroom with "
                                  "--quick)"}),
+             ("--baseline", {"choices": list(CONFIGS), "default": "defaults",
+                             "help": "the config the gains are taken over"}),
              ("--test", {"action": "store_true",
                          "help": "score on the test rows (after the choice: a check "
                                  "only)"})])

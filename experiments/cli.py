@@ -77,14 +77,14 @@ def paired_difference(diff):
     return float(diff.mean()), float(two_se)
 
 
-def gain_over_defaults(cells, name, column, key, sign=1):
-    """`` [gain +- 2 SE]`` of config ``name`` over ``"defaults"`` in ``column``: the paired
+def gain_over_defaults(cells, name, column, key, sign=1, baseline="defaults"):
+    """`` [gain +- 2 SE]`` of config ``name`` over ``baseline`` in ``column``: the paired
     per-seed differences of ``cells[...][column][key]`` times ``sign`` (-1 where lower is
-    better); empty for the defaults themselves or where there are none."""
-    if "defaults" not in cells or name == "defaults":
+    better); empty for the baseline itself or where there is none."""
+    if baseline not in cells or name == baseline:
         return ""
     diff, two_se = paired_difference(sign * np.subtract(
-        cells[name][column][key], cells["defaults"][column][key]))
+        cells[name][column][key], cells[baseline][column][key]))
     return f" [{diff:+.4f} +- {two_se:.4f}]"
 
 

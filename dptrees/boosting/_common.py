@@ -35,7 +35,8 @@ from dptrees.validation import warn_weak_delta
 __all__ = ["auto_gradient_clip", "falls_back"]
 
 # Share of each leaf (or histogram) release's budget spent on the Hessian sums; the
-# gradient sums carry the signal, the Hessians only scale it.
+# gradient sums carry the signal, the Hessians only scale it. (Gradient boosting spends
+# less at the smallest budgets: ``_gradient.hessian_share``.)
 _HESSIAN_SHARE = 0.2
 
 

@@ -113,6 +113,13 @@ GUIDED_MIN_EPS_ROWS = 10_000
 ROUNDS_EPS_ROWS = 1_000
 SMALL_BUDGET_ROUNDS = (400, 0.1)
 DEFAULT_ROUNDS = (100, 0.3)
+#: Below :data:`ROUNDS_EPS_ROWS` of ``epsilon * noisy record count`` every release gives
+#: this share of its budget to the Hessian sums (elsewhere 0.2): there a leaf's Hessian
+#: sum is far below its noise, the leaf regulariser makes most of the Newton denominator,
+#: and the budget does more on the gradient sums. Chosen on validation rows
+#: (``experiments/boosting_rounds_sweep.py``'s ``Hessian`` configs;
+#: ``experiments/RESULTS.md``).
+SMALL_BUDGET_HESSIAN_SHARE = 0.05
 #: ``bin_edges="auto"`` releases private edges when ``epsilon * noisy record count`` is
 #: at least this, else keeps the equal-width bins and gives their reserved budget back
 #: to the trees. The edges place half of each numeric feature's bins at its noisy
@@ -126,6 +133,12 @@ EDGES_EPS_ROWS = 10_000
 #: ``category_order="auto"`` orders the categories when ``epsilon * noisy record count``
 #: is at least this (``experiments/category_order_sweep.py``; ``experiments/RESULTS.md``).
 ORDER_EPS_ROWS = 10_000
+
+
+def hessian_share(eps_rows):
+    """The Hessian sums' share of every release's budget at ``epsilon * noisy record
+    count`` = ``eps_rows`` (post-processing of the released count)."""
+    return SMALL_BUDGET_HESSIAN_SHARE if eps_rows < ROUNDS_EPS_ROWS else _HESSIAN_SHARE
 
 
 class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator):
@@ -282,9 +295,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             cells = ctx.n_features
         g = exact[..., 0] / ctx.g_scale
         h = exact[..., 1] / (ctx.h_scale * h_unit)
-        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - _HESSIAN_SHARE), rng, cells,
+        share = ctx.hessian_share
+        g = ctx.plan.release(g, ctx.g_sens, budget * (1 - share), rng, cells,
                              label=f"{label}: gradient sums", **details)
-        h = ctx.plan.release(h, ctx.h_sens, budget * _HESSIAN_SHARE, rng, cells,
+        h = ctx.plan.release(h, ctx.h_sens, budget * share, rng, cells,
                              label=f"{label}: Hessian sums", **details)
         return np.stack([g, h], axis=-1)
 
@@ -298,7 +312,8 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         composition). Returns the split prior each gives (post-processing)."""
         budget = budget / n_outputs
         first_bins, cells = release_shape(ctx.n_features)
-        sigma_h = ctx.plan.noise_std(ctx.h_sens * math.sqrt(cells), budget * _HESSIAN_SHARE)
+        sigma_h = ctx.plan.noise_std(ctx.h_sens * math.sqrt(cells),
+                                     budget * ctx.hessian_share)
         root = np.full(1, -1, dtype=np.int32)  # a tree with no split yet: every row at 0
         rows.start_batch()
         priors = []
@@ -377,10 +392,10 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
         """Release the leaves' exact ``(G, H)`` sums and return their Newton values."""
         subsampled = ctx.plan.subsample is not None
         g = ctx.plan.release(sums[:, 0] / ctx.g_scale, ctx.g_sens,
-                             ctx.leaf_budget * (1 - _HESSIAN_SHARE), rng,
+                             ctx.leaf_budget * (1 - ctx.hessian_share), rng,
                              compose=not subsampled, label="leaf gradient sums")
         h = ctx.plan.release(sums[:, 1] / ctx.h_scale, ctx.h_sens,
-                             ctx.leaf_budget * _HESSIAN_SHARE, rng,
+                             ctx.leaf_budget * ctx.hessian_share, rng,
                              compose=not subsampled, label="leaf Hessian sums")
         if subsampled:  # G and H of one sample: one subsampled Gaussian
             ctx.plan.compose_subsampled(ctx.leaf_budget,
@@ -446,13 +461,14 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             return
         _, prior_budget, leaf_budget, level_budget = self._budgets(
             plan, fit.n_trees, split, select_depth, init=init_budget)
+        share = hessian_share(epsilon * noisy_count)
         ctx = _Context(
             n_features=source.n_features, plan=plan, g_scale=fixed.g_scale,
             h_scale=fixed.h_scale, g_sens=fixed.g_sens, h_sens=fixed.h_sens, split=split,
             select_depth=select_depth, priors=None,
-            leaf_budget=leaf_budget, level_budget=level_budget,
+            leaf_budget=leaf_budget, level_budget=level_budget, hessian_share=share,
             leaf_regulariser=self.reg_lambda + self.noise_reg * plan.noise_std(
-                fixed.g_sens, leaf_budget * (1 - _HESSIAN_SHARE)),
+                fixed.g_sens, leaf_budget * (1 - share)),
         )
         trees = []
         step = learning_rate / self.batch_size
@@ -515,17 +531,19 @@ class _BaseDPGradientBoosting(_BoostingFitMixin, AccountantMixin, BaseEstimator)
             selection_constants(g_sens, plan.selection_epsilon(level_budget))
             level_budget = 0.0  # no private level: nothing more to check for it
         n_leaves = 2**self.max_depth
-        plan.check(g_sens, leaf_budget * (1 - _HESSIAN_SHARE), n_leaves)
-        plan.check(h_sens, leaf_budget * _HESSIAN_SHARE, n_leaves)
         first_bins, prior_cells = release_shape(n_features)
-        checks = [(level_budget, n_leaves // 2 * n_features * self.n_bins, n_features),
+        checks = [(leaf_budget, n_leaves, 1),
+                  (level_budget, n_leaves // 2 * n_features * self.n_bins, n_features),
                   (prior_budget / n_outputs,
                    n_features * self.n_bins if first_bins else
                    1 + n_features * (self.n_bins - 1), prior_cells)]
         for budget, n_values, cells in checks:
-            if budget:
-                plan.check(g_sens, budget * (1 - _HESSIAN_SHARE), n_values, cells)
-                plan.check(h_sens, budget * _HESSIAN_SHARE, n_values, cells)
+            if not budget:
+                continue
+            # the Hessian share is chosen after the initial score: each must be realisable
+            for share in (_HESSIAN_SHARE, SMALL_BUDGET_HESSIAN_SHARE):
+                plan.check(g_sens, budget * (1 - share), n_values, cells)
+                plan.check(h_sens, budget * share, n_values, cells)
 
 class _Context:
     """Per-fit state the tree grower reads."""

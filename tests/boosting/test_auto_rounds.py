@@ -133,3 +133,38 @@ def test_batch_size_is_checked_against_the_smaller_ensemble():
     X, y = one_informative_feature(n=200)
     with pytest.raises(ValueError, match="batch_size must be <= n_estimators=100"):
         boosting_classifier(batch_size=101, **AUTO).fit(X, y)
+
+
+def leaf_rho(est, release):
+    (entry,) = [e for e in est.privacy_ledger_ if e["release"] == release]
+    return entry["rho"]
+
+
+@pytest.mark.parametrize("epsilon, n_estimators, share", [
+    (0.1, "auto", 0.05), (0.2, 30, 0.05), (0.3, "auto", 0.2), (1.0, 30, 0.2)])
+def test_hessian_share_follows_epsilon_times_the_noisy_count(epsilon, n_estimators, share):
+    # 4,000 records: eps x n 400 and 800 (below ROUNDS_EPS_ROWS), 1,200 and 4,000; the
+    # share follows the budget, not the number of trees
+    assert _gradient.hessian_share(999.9) == _gradient.SMALL_BUDGET_HESSIAN_SHARE == 0.05
+    assert _gradient.hessian_share(1_000.0) == 0.2
+    X, y = one_informative_feature()
+    est = boosting_classifier(epsilon=epsilon, n_estimators=n_estimators, max_depth=2,
+                              learning_rate=0.1).fit(X, y)
+    g, h = leaf_rho(est, "leaf gradient sums"), leaf_rho(est, "leaf Hessian sums")
+    assert h / (g + h) == pytest.approx(share, rel=1e-9)
+    assert est.epsilon_spent_ <= epsilon
+
+
+def test_both_hessian_shares_are_checked_before_anything_is_spent():
+    """The share is chosen after the initial score, so the plan checks both."""
+    checked = []
+
+    class Plan:
+        def check(self, sensitivity, budget, n_values, cells=1):
+            checked.append((sensitivity, budget))
+
+    est = boosting_classifier(max_depth=2)
+    est._check_releases(Plan(), 0.01, 0.0, 1.0, 0.0, 0, 0.5, 0.25, 3, 1)
+    leaves = checked[1:]  # after the initial score's
+    assert sorted(b for s, b in leaves if s == 0.25) == pytest.approx([0.05, 0.2])
+    assert sorted(b for s, b in leaves if s == 0.5) == pytest.approx([0.8, 0.95])
