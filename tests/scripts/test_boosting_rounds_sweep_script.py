@@ -37,10 +37,23 @@ def test_quick_mode(script, tmp_path, capsys):
         config = script.CONFIGS[name]
         if name == script.REFERENCE:  # not a DP model: nothing resolved
             assert cell["resolved"] == []
-        elif name != "auto":
+        elif "n_estimators" in config:
             assert cell["resolved"] == [(config["n_estimators"], config["learning_rate"])]
     printed = capsys.readouterr().out
     assert "[" in printed and "eps x n" in printed
+    # eps x n = 200: the library's Hessian share is 0.05, so its patch at 0.05 changes
+    # nothing and the share before the rule (0.2) changes the model
+    values = {name: results["cells"][name][script.QUICK_EPSILONS[0]]["values"]
+              for name in ("auto", "Hessian 0.05", "Hessian 0.2")}
+    assert values["Hessian 0.05"] == values["auto"] != values["Hessian 0.2"]
+
+
+def test_gains_over_a_chosen_baseline(script, capsys):
+    results = script.main(["--quick", "--models", "Hessian 0.2", "auto",
+                           "--baseline", "Hessian 0.2"])
+    assert results["baseline"] == "Hessian 0.2"
+    printed = capsys.readouterr().out
+    assert "gain over Hessian 0.2" in printed and "+-" in printed
 
 
 def test_unknown_data_set_is_refused(script):
