@@ -35,6 +35,8 @@ of every release at every budget, the rounds ``"auto"``: :data:`HESSIAN`; the li
 gives 0.05 below 1,000 of ``eps x n``, else 0.2); and ``non-private HGB``, scikit-learn's
 ``HistGradientBoosting*`` in the defaults' shape (100 trees of depth 4 at 0.3, 32 bins,
 categories declared): the ceiling a DP model of that shape can reach, not a DP model.
+``--estimator ebm`` fits the explainable boosting machine instead, with ``auto`` (its
+defaults) and the ``Hessian`` configs (its share, 0.2 in the library at every budget).
 
 Usage::
 
@@ -43,11 +45,14 @@ Usage::
     python -m experiments.boosting_rounds_sweep --quick    # Mushroom, 1 eps, 1 seed
     python -m experiments.boosting_rounds_sweep --eps 0.03 --models "Hessian 0.2" auto \
         --baseline "Hessian 0.2"    # the library's rule against one share everywhere
+    python -m experiments.boosting_rounds_sweep --estimator ebm --models "Hessian 0.2" \
+        auto --baseline "Hessian 0.2"
 
 ``main(argv)`` returns the results as a dict. Fixed seeds make the noise recomputable:
 they are for research, never for a release.
 """
 
+from contextlib import nullcontext
 from functools import partial
 import time
 from unittest.mock import patch
@@ -57,12 +62,14 @@ import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import accuracy_score, roc_auc_score
 
-from dptrees.boosting import _gradient
 from dptrees import (
     BudgetAccountant,
+    DPExplainableBoostingClassifier,
+    DPExplainableBoostingRegressor,
     DPGradientBoostingClassifier,
     DPGradientBoostingRegressor,
 )
+from dptrees.boosting import _cyclic, _gradient
 
 from experiments import reproduce_hoang2020 as hoang
 from experiments import uci_datasets as uci
@@ -104,6 +111,12 @@ CONFIGS = {
 #: budget for its fits (the rounds stay ``"auto"``). ``Hessian 0.2`` is the rule before
 #: the small-budget share.
 HESSIAN = "hessian_share"
+#: ``--estimator``: (regressor, classifier).
+MODELS = {"gb": (DPGradientBoostingRegressor, DPGradientBoostingClassifier),
+          "ebm": (DPExplainableBoostingRegressor, DPExplainableBoostingClassifier)}
+#: The configs the explainable boosting machine takes (the others set gradient boosting's
+#: parameters).
+EBM_CONFIGS = {"auto", "Hessian 0.2", "Hessian 0.1", "Hessian 0.05"}
 #: The ceiling of the defaults' shape: scikit-learn's non-private
 #: ``HistGradientBoosting*`` with 100 trees of depth 4 at learning rate 0.3 and 32 bins,
 #: categorical columns declared (it ignores epsilon; not a DP model).
@@ -211,22 +224,38 @@ def score(est, X, y):
     return "AUC", float(roc_auc_score(y == est.classes_[1], est.predict_proba(X)[:, 1])), True
 
 
+def hessian_share_patch(estimator, share):
+    """The fits' Hessian share fixed at ``share`` at every budget (a context manager;
+    none if ``share`` is None): gradient boosting's rule ``_gradient.hessian_share``,
+    the explainable boosting machine's constant (``_HESSIAN_SHARE``, 0.2)."""
+    if share is None:
+        return nullcontext()
+    if estimator == "ebm":
+        return patch.object(_cyclic, "_HESSIAN_SHARE", share)
+    return patch.object(_gradient, "hessian_share", lambda _: share)
+
+
 def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
-        data_dir=None, data=None, test=False, baseline="defaults", log=print):
+        data_dir=None, data=None, test=False, baseline="defaults", estimator="gb",
+        log=print):
     """Per config and epsilon on the data set ``data`` (default: ``adult-frame``,
     ``mushroom`` with ``quick``), the mean metric over seeds (and parts) and the per-seed
     values (each the mean over the parts: California's test folds); the gains are taken
-    over the config ``baseline``."""
+    over the config ``baseline``. ``estimator``: ``"gb"`` (gradient boosting) or
+    ``"ebm"`` (the explainable boosting machine: ``auto`` and the ``Hessian`` configs
+    only)."""
     dataset = data or ("mushroom" if quick else "adult-frame")
     parts, public = LOADERS[dataset](test, data_dir)
     if quick:
         parts = [tuple(a[:2000] for a in part) for part in parts]
-    model = (DPGradientBoostingRegressor if "y_bounds" in public
-             else DPGradientBoostingClassifier)
+    model = MODELS[estimator]["y_bounds" not in public]
+    if estimator == "ebm" and set(configs) - EBM_CONFIGS:
+        raise ValueError(f"the explainable boosting machine takes only the configs "
+                         f"{sorted(EBM_CONFIGS)}")
     results = {"dataset": dataset, "test": test, "quick": quick,
                "n_fit": int(len(parts[0][1])), "n_scored": int(len(parts[0][3])),
                "n_parts": len(parts), "epsilons": list(epsilons), "n_seeds": n_seeds,
-               "baseline": baseline, "cells": {}}
+               "baseline": baseline, "estimator": estimator, "cells": {}}
     for name in configs:
         for eps in epsilons:
             t0 = time.perf_counter()
@@ -244,13 +273,11 @@ def run(epsilons=EPSILONS, n_seeds=N_SEEDS, configs=tuple(CONFIGS), quick=False,
                         share = params.pop(HESSIAN, None)
                         est = model(epsilon=eps, accountant=BudgetAccountant(),
                                     random_state=rng, **public, **params)
-                        with patch.object(_gradient, "hessian_share",
-                                          (lambda _: share) if share is not None
-                                          else _gradient.hessian_share):
+                        with hessian_share_patch(estimator, share):
                             est.fit(Xf, yf)
                     metric, value, higher = score(est, Xs, ys)
                     per_part.append(value)
-                    if name != REFERENCE:
+                    if name != REFERENCE and estimator == "gb":
                         resolved.add((getattr(est, "n_estimators_", est.n_estimators),
                                       getattr(est, "learning_rate_", est.learning_rate)))
                 values.append(float(np.mean(per_part)))
@@ -295,6 +322,9 @@ main = sweep_main(
     options=[("--data", {"choices": DATASETS, "default": None,
                          "help": "the data set (default: adult-frame; mushroom with "
                                  "--quick)"}),
+             ("--estimator", {"choices": list(MODELS), "default": "gb",
+                              "help": "gradient boosting (gb) or the explainable "
+                                      "boosting machine (ebm: auto and Hessian configs)"}),
              ("--baseline", {"choices": list(CONFIGS), "default": "defaults",
                              "help": "the config the gains are taken over"}),
              ("--test", {"action": "store_true",

@@ -74,3 +74,15 @@ def test_reference_reads_a_frame_through_its_public_categories(script):
     new = pd.DataFrame({"x": [0.5, 0.5, 0.5], "colour": ["red", "green", None]})
     assert model.predict(new)[0] == "yes"
     assert model.predict_proba(new).shape == (3, 2)
+
+
+def test_the_explainable_boosting_machine_and_its_hessian_share(script):
+    results = script.main(["--quick", "--estimator", "ebm", "--models", "auto",
+                           "Hessian 0.2", "Hessian 0.1"])
+    assert results["estimator"] == "ebm"
+    values = {name: cell[script.QUICK_EPSILONS[0]]["values"]
+              for name, cell in results["cells"].items()}
+    # the library's share is 0.2: patching it to 0.2 changes nothing, to 0.1 the model
+    assert values["Hessian 0.2"] == values["auto"] != values["Hessian 0.1"]
+    with pytest.raises(ValueError, match="takes only the configs"):
+        script.main(["--quick", "--estimator", "ebm", "--models", "400 trees at lr 0.1"])
