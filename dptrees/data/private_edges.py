@@ -48,10 +48,10 @@ from dptrees._constraints import AUTO, FRACTION, options
 from dptrees.data.binning import FINE_CELLS, Binner
 
 __all__ = ["AUTO_EDGES_SHARE", "BIN_EDGES", "BIN_EDGES_AUTO", "EDGES_BUDGET",
-           "EDGES_MAX_FEATURES", "EDGES_PARAMS_DOC", "FINE_CELLS", "N_LEVELS", "PendingEdges",
-           "consistent_cells",
-           "dyadic_levels", "edges_from_cells", "noisy_levels", "pending_edges", "release_edges",
-           "reserve_edges", "reserve_share"]
+           "EDGES_MAX_FEATURES", "EDGES_PARAMS_DOC", "FINE_CELLS", "N_LEVELS",
+           "PendingEdges", "consistent_cells", "dyadic_levels", "edges_from_cells",
+           "noisy_levels", "pending_edges", "release_edges", "reserve_edges",
+           "reserve_share"]
 
 #: Levels of the dyadic release: 1, 2, 4, ..., FINE_CELLS nodes.
 N_LEVELS = FINE_CELLS.bit_length()

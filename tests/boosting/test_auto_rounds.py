@@ -17,9 +17,13 @@ from support import boosting_classifier, one_informative_feature
 AUTO = dict(n_estimators="auto", learning_rate="auto", max_depth=2)
 
 
+def ledger_entry(est, release):
+    (entry,) = [e for e in est.privacy_ledger_ if e["release"] == release]
+    return entry
+
+
 def leaf_releases(est):
-    (entry,) = [e for e in est.privacy_ledger_ if e["release"] == "leaf gradient sums"]
-    return entry["count"]
+    return ledger_entry(est, "leaf gradient sums")["count"]
 
 
 @pytest.mark.parametrize("epsilon, expected", [(0.1, (400, 0.1)), (0.2, (400, 0.1)),
@@ -135,11 +139,6 @@ def test_batch_size_is_checked_against_the_smaller_ensemble():
         boosting_classifier(batch_size=101, **AUTO).fit(X, y)
 
 
-def leaf_rho(est, release):
-    (entry,) = [e for e in est.privacy_ledger_ if e["release"] == release]
-    return entry["rho"]
-
-
 @pytest.mark.parametrize("epsilon, n_estimators, share", [
     (0.1, "auto", 0.05), (0.2, 30, 0.05), (0.3, "auto", 0.2), (1.0, 30, 0.2)])
 def test_hessian_share_follows_epsilon_times_the_noisy_count(epsilon, n_estimators, share):
@@ -150,7 +149,8 @@ def test_hessian_share_follows_epsilon_times_the_noisy_count(epsilon, n_estimato
     X, y = one_informative_feature()
     est = boosting_classifier(epsilon=epsilon, n_estimators=n_estimators, max_depth=2,
                               learning_rate=0.1).fit(X, y)
-    g, h = leaf_rho(est, "leaf gradient sums"), leaf_rho(est, "leaf Hessian sums")
+    g, h = (ledger_entry(est, f"leaf {sums} sums")["rho"]
+            for sums in ("gradient", "Hessian"))
     assert h / (g + h) == pytest.approx(share, rel=1e-9)
     assert est.epsilon_spent_ <= epsilon
 
