@@ -996,10 +996,11 @@ def test_audit_whole_laplace_fit(record_audit):
 # ======================================================================================
 
 
-def leaf_noise_samples(monkeypatch, n_trees=300):
+def leaf_noise_samples(monkeypatch, epsilon=2.0, n_trees=300):
     X, y = regression_data(2000, p=2)
     # select_depth=0: the whole tree's budget goes to its leaves
-    est = regressor(n_estimators=4, epsilon=2.0, delta=1e-6, max_depth=3, select_depth=0)
+    est = regressor(n_estimators=4, epsilon=epsilon, delta=1e-6, max_depth=3,
+                    select_depth=0)
     ctx = capture_first_tree(est, X, y)
     calls, _ = record_releases(monkeypatch)
     rng = np.random.default_rng(0)
@@ -1009,16 +1010,18 @@ def leaf_noise_samples(monkeypatch, n_trees=300):
     noise = np.concatenate([c["out"] - c["values"] for c in g_calls])
     budget = g_calls[0]["budget"]
     # the budget of the G release follows from zcdp_budget and the documented split
-    total = zcdp_budget(2.0, 1e-6)
-    assert math.isclose(budget, (1 - 0.01) * total / 4 * (1 - _common._HESSIAN_SHARE))
+    total = zcdp_budget(epsilon, 1e-6)
+    share = _gradient.hessian_share(epsilon * 2000)  # the noisy count is on the same side
+    assert math.isclose(budget, (1 - 0.01) * total / 4 * (1 - share))
     sensitivity = math.ceil(est.gradient_clip * ctx.g_scale) / ctx.g_scale
     assert g_calls[0]["sensitivity"] == ctx.g_sens == sensitivity
     std = ctx.g_sens / math.sqrt(2.0 * budget)  # noise_multiplier * sensitivity
     return noise, std
 
 
-def test_gaussian_leaf_noise_has_the_documented_std(monkeypatch):
-    noise, std = leaf_noise_samples(monkeypatch)
+@pytest.mark.parametrize("epsilon", [2.0, 0.3])  # Hessian share 0.2, and 0.05 (eps x n 600)
+def test_gaussian_leaf_noise_has_the_documented_std(monkeypatch, epsilon):
+    noise, std = leaf_noise_samples(monkeypatch, epsilon)
     assert noise.size == 300 * 8
     p_value = sps.kstest(noise, "norm", args=(0.0, std)).pvalue
     assert p_value > ALPHA, p_value
